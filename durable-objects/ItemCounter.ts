@@ -1,0 +1,134 @@
+import { DurableObject } from "cloudflare:workers";
+import { COUNTER_TYPES, zeroCounts, type Counts } from "../shared/counters";
+import { isNewer, type EdgeChange } from "../shared/edges";
+import { SqlSchema, type Migration } from "./lib/sql-schema";
+
+const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    sql: `
+      CREATE TABLE edges (
+        user    TEXT    NOT NULL,
+        counter TEXT    NOT NULL,
+        state   INTEGER NOT NULL,
+        inc     INTEGER NOT NULL,
+        seq     INTEGER NOT NULL,
+        PRIMARY KEY (user, counter)
+      ) WITHOUT ROWID;
+      CREATE TABLE counts (counter TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+    `,
+  },
+];
+
+type PendingApply = { changes: readonly EdgeChange[]; resolve: (counts: Counts) => void; reject: (error: unknown) => void };
+
+export type ItemSnapshot = { counts: Counts; asOf: number };
+
+/**
+ * One item's counts and the (user, version, state) edges behind them.
+ *
+ * Invariant: for each toggle counter, the count equals the number of edges in
+ * state 1, and an edge only moves to a strictly newer version. So a change
+ * delivered twice, late or out of order is a no-op, and no count can go
+ * negative. Count and edge are written in the same transaction.
+ */
+export class ItemCounter extends DurableObject<Env> {
+  /** Test hook: the next N apply batches throw, as a failing item side would. */
+  readonly faults = { applyFailures: 0 };
+
+  readonly #schema: SqlSchema;
+  #counts: Counts = zeroCounts();
+  #pending: PendingApply[] = [];
+  #flushScheduled = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#schema = new SqlSchema(ctx.storage, MIGRATIONS);
+    if (this.#schema.ready) {
+      for (const row of ctx.storage.sql.exec<{ counter: string; value: number }>("SELECT counter, value FROM counts")) {
+        if ((COUNTER_TYPES as readonly string[]).includes(row.counter)) this.#counts[row.counter as keyof Counts] = row.value;
+      }
+    }
+  }
+
+  /**
+   * Applies edge changes and resolves with the counts after them. Concurrent
+   * calls are coalesced into one transaction (one storage commit), because a
+   * commit, not the work inside it, is what limits an object's write rate.
+   */
+  apply(changes: readonly EdgeChange[]): Promise<Counts> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ changes, resolve, reject });
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        setTimeout(() => this.#flush(), 0);
+      }
+    });
+  }
+
+  /** The item's counts. Writes nothing, so a read never costs a commit. */
+  read(): ItemSnapshot {
+    return { counts: { ...this.#counts }, asOf: Date.now() };
+  }
+
+  #flush(): void {
+    const batch = this.#pending;
+    this.#pending = [];
+    this.#flushScheduled = false;
+    try {
+      if (this.faults.applyFailures > 0) {
+        this.faults.applyFailures--;
+        throw new Error("injected apply failure");
+      }
+      this.#schema.ensure();
+      const counts = { ...this.#counts };
+      this.ctx.storage.transactionSync(() => {
+        const touched = new Set<keyof Counts>();
+        for (const { changes } of batch) {
+          for (const change of changes) {
+            const delta = this.#applyEdge(change);
+            if (delta !== 0) {
+              counts[change.counter] += delta;
+              touched.add(change.counter);
+            }
+          }
+        }
+        for (const counter of touched) {
+          this.ctx.storage.sql.exec(
+            "INSERT INTO counts (counter, value) VALUES (?, ?) ON CONFLICT (counter) DO UPDATE SET value = excluded.value",
+            counter,
+            counts[counter],
+          );
+        }
+      });
+      this.#counts = counts;
+      for (const { resolve } of batch) resolve({ ...counts });
+    } catch (error) {
+      for (const { reject } of batch) reject(error);
+    }
+  }
+
+  /** Stores the change if it is newer than the edge's version; returns the count delta. */
+  #applyEdge(change: EdgeChange): number {
+    const sql = this.ctx.storage.sql;
+    const current = sql
+      .exec<{ state: number; inc: number; seq: number }>(
+        "SELECT state, inc, seq FROM edges WHERE user = ? AND counter = ?",
+        change.user,
+        change.counter,
+      )
+      .toArray()[0];
+    if (current && !isNewer(change, current)) return 0;
+    sql.exec(
+      `INSERT INTO edges (user, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq`,
+      change.user,
+      change.counter,
+      change.state,
+      change.inc,
+      change.seq,
+    );
+    return change.state - (current?.state ?? 0);
+  }
+}

@@ -1,0 +1,243 @@
+import { DurableObject } from "cloudflare:workers";
+import { numberVar } from "../shared/config";
+import type { Counts, ToggleCounter } from "../shared/counters";
+import type { EdgeChange } from "../shared/edges";
+import { itemObjectName } from "../shared/object-names";
+import { backoffMs } from "../shared/retries";
+import { decide, type Limit } from "./lib/rate-limiter";
+import { SqlSchema, type Migration } from "./lib/sql-schema";
+
+const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    sql: `
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+      CREATE TABLE edges (
+        item    TEXT    NOT NULL,
+        counter TEXT    NOT NULL,
+        state   INTEGER NOT NULL,
+        inc     INTEGER NOT NULL,
+        seq     INTEGER NOT NULL,
+        PRIMARY KEY (item, counter)
+      ) WITHOUT ROWID;
+      CREATE TABLE outbox (
+        id      INTEGER PRIMARY KEY,
+        item    TEXT    NOT NULL,
+        counter TEXT    NOT NULL,
+        state   INTEGER NOT NULL,
+        inc     INTEGER NOT NULL,
+        seq     INTEGER NOT NULL
+      );
+      CREATE TABLE rate (name TEXT PRIMARY KEY, tat REAL NOT NULL);
+    `,
+  },
+];
+
+/** How long a like waits for the item side before answering without it. */
+const DELIVERY_TIMEOUT_MS = 3_000;
+/** A safety alarm after every burst of writes: it redelivers whatever a crash left in the outbox. */
+const OUTBOX_SWEEP_MS = 10_000;
+const RETRY_BASE_MS = 1_000;
+const RETRY_CAP_MS = 5 * 60_000;
+
+export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean };
+
+export type ToggleResult =
+  | { kind: "rate_limited"; retryAfter: number }
+  | { kind: "unchanged" }
+  /** `counts` is null when the item side did not apply the change within the request. */
+  | { kind: "changed"; counts: Counts | null };
+
+type OutboxRow = { id: number; item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number };
+
+/**
+ * One user's likes and saves: the authority for "has this user liked this
+ * item", and so for dedup. There is one such object per user in the world,
+ * so a like counts once whatever the retries, concurrency or region.
+ *
+ * A state change, its outbox entry and the rate limiter's state are written in
+ * one transaction (one commit), before anything is sent: a 200 is only sent
+ * once that commit is durable, and the outbox is delivered until the item side
+ * has it, by the request itself or later by the alarm.
+ */
+export class UserLikes extends DurableObject<Env> {
+  readonly #schema: SqlSchema;
+  #user: string | null = null;
+  #inc = 1;
+  #seq = 0;
+  #tats = new Map<string, number>();
+  /** Outbox rows the item side has applied; deleted by the next commit, never by one of their own. */
+  #delivered = new Set<number>();
+  #alarmAt: number | null = null;
+  #retryAttempt = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#schema = new SqlSchema(ctx.storage, MIGRATIONS);
+    if (!this.#schema.ready) return;
+    const sql = ctx.storage.sql;
+    for (const { key, value } of sql.exec<{ key: string; value: string | number }>("SELECT key, value FROM meta")) {
+      if (key === "user") this.#user = String(value);
+      if (key === "inc") this.#inc = Number(value);
+      if (key === "seq") this.#seq = Number(value);
+    }
+    for (const { name, tat } of sql.exec<{ name: string; tat: number }>("SELECT name, tat FROM rate")) {
+      this.#tats.set(name, tat);
+    }
+    ctx.blockConcurrencyWhile(async () => {
+      this.#alarmAt = await ctx.storage.getAlarm();
+      if (this.#alarmAt === null && this.#outboxSize() > 0) this.#armAlarm(Date.now() + RETRY_BASE_MS);
+    });
+  }
+
+  async toggle(request: ToggleRequest): Promise<ToggleResult> {
+    const now = Date.now();
+    const decision = decide(this.#limits(), this.#tats, now);
+    if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
+
+    this.#schema.ensure();
+    const want = request.on ? 1 : 0;
+    const written = this.ctx.storage.transactionSync(() => {
+      const sql = this.ctx.storage.sql;
+      for (const [name, tat] of decision.next) {
+        sql.exec("INSERT INTO rate (name, tat) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET tat = excluded.tat", name, tat);
+      }
+      this.#deleteDelivered();
+      if (this.#user === null) sql.exec("INSERT INTO meta (key, value) VALUES ('user', ?)", request.user);
+      const current = sql
+        .exec<{ state: number }>("SELECT state FROM edges WHERE item = ? AND counter = ?", request.item, request.counter)
+        .toArray()[0];
+      if ((current?.state ?? 0) === want) return null;
+      const seq = this.#seq + 1;
+      sql.exec(
+        `INSERT INTO edges (item, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (item, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq`,
+        request.item,
+        request.counter,
+        want,
+        this.#inc,
+        seq,
+      );
+      sql.exec("INSERT INTO meta (key, value) VALUES ('seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", seq);
+      const row = sql
+        .exec<{ id: number }>(
+          "INSERT INTO outbox (item, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?) RETURNING id",
+          request.item,
+          request.counter,
+          want,
+          this.#inc,
+          seq,
+        )
+        .one();
+      return { id: row.id, item: request.item, counter: request.counter, state: want, inc: this.#inc, seq } as OutboxRow;
+    });
+    this.#tats = decision.next;
+    this.#user = request.user;
+    if (written === null) return { kind: "unchanged" };
+    this.#seq = written.seq;
+    if (this.#alarmAt === null) this.#armAlarm(now + OUTBOX_SWEEP_MS);
+    return { kind: "changed", counts: await this.#deliver(written.item, [written]) };
+  }
+
+  /** Exact: answered from this user's own edges, never from a count or a cache. */
+  hasLiked(items: readonly string[], counter: ToggleCounter): Record<string, boolean> {
+    const liked: Record<string, boolean> = Object.fromEntries(items.map((item) => [item, false]));
+    if (!this.#schema.ready) return liked;
+    const rows = this.ctx.storage.sql.exec<{ item: string }>(
+      "SELECT item FROM edges WHERE counter = ? AND state = 1 AND item IN (SELECT value FROM json_each(?))",
+      counter,
+      JSON.stringify(items),
+    );
+    for (const { item } of rows) liked[item] = true;
+    return liked;
+  }
+
+  /** Changes the item side has not yet acknowledged (for operators and tests). */
+  pendingDeliveries(): number {
+    return this.#schema.ready ? this.#outboxSize() - this.#delivered.size : 0;
+  }
+
+  /**
+   * Redelivers the outbox. Never throws: the platform gives up on an alarm
+   * after six failed retries, so this handler catches everything and re-arms
+   * itself with capped, jittered backoff for as long as the outbox is not empty.
+   */
+  override async alarm(): Promise<void> {
+    this.#alarmAt = null;
+    try {
+      await this.#redeliver();
+    } catch (error) {
+      console.error(JSON.stringify({ event: "outbox_redelivery_failed", error: String(error) }));
+    }
+    try {
+      if (this.#outboxSize() > this.#delivered.size) {
+        this.#retryAttempt++;
+        const delay = RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS);
+        this.#armAlarm(Date.now() + delay);
+      } else {
+        this.#retryAttempt = 0;
+      }
+    } catch (error) {
+      console.error(JSON.stringify({ event: "outbox_rearm_failed", error: String(error) }));
+    }
+  }
+
+  async #redeliver(): Promise<void> {
+    if (!this.#schema.ready) return;
+    const rows = this.ctx.storage.sql
+      .exec<OutboxRow>("SELECT id, item, counter, state, inc, seq FROM outbox ORDER BY id")
+      .toArray()
+      .filter((row) => !this.#delivered.has(row.id));
+    const byItem = Map.groupBy(rows, (row) => row.item);
+    await Promise.all([...byItem].map(([item, group]) => this.#deliver(item, group)));
+    if (this.#delivered.size > 0) this.ctx.storage.transactionSync(() => this.#deleteDelivered());
+  }
+
+  async #deliver(item: string, rows: readonly OutboxRow[]): Promise<Counts | null> {
+    const user = this.#user;
+    if (user === null) return null;
+    const changes: EdgeChange[] = rows.map(({ counter, state, inc, seq }) => ({ user, counter, state, inc, seq }));
+    const namespace = this.env.ITEM_COUNTER;
+    const stub = namespace.get(namespace.idFromName(itemObjectName(item)));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const counts = await Promise.race([
+        stub.apply(changes),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error("item side did not answer in time")), DELIVERY_TIMEOUT_MS);
+        }),
+      ]);
+      for (const row of rows) this.#delivered.add(row.id);
+      return counts;
+    } catch (error) {
+      console.error(JSON.stringify({ event: "delivery_failed", item, error: String(error) }));
+      const soon = Date.now() + RETRY_BASE_MS;
+      if (this.#alarmAt === null || this.#alarmAt > soon) this.#armAlarm(soon);
+      return null;
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+  }
+
+  #deleteDelivered(): void {
+    if (this.#delivered.size === 0) return;
+    this.ctx.storage.sql.exec("DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify([...this.#delivered]));
+    this.#delivered.clear();
+  }
+
+  #outboxSize(): number {
+    return this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
+  }
+
+  #armAlarm(at: number): void {
+    this.#alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
+  }
+
+  #limits(): Limit[] {
+    return [
+      { name: "minute", limit: numberVar(this.env.RATE_LIMIT_PER_MINUTE, 30), periodMs: 60_000 },
+      { name: "day", limit: numberVar(this.env.RATE_LIMIT_PER_DAY, 1000), periodMs: 86_400_000 },
+    ];
+  }
+}

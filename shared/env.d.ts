@@ -1,0 +1,8 @@
+// Secrets are not in wrangler.toml, so `wrangler types` cannot see them; they
+// are added to the generated Env here rather than redeclaring Env.
+declare namespace Cloudflare {
+  interface Env {
+    /** Comma-separated HS256 secrets: the first signs, all verify (rotation). */
+    AUTH_SECRET: string;
+  }
+}

@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { CounterTypeSchema, ItemType } from "./counters";
+import { U64Id, U64IdText } from "./ids";
+
+/** Most items one batch read or has_liked call may name. */
+export const MAX_BATCH_ITEMS = 100;
+
+export const ItemRef = z.object({ item_id: U64Id, item_type: ItemType });
+export type ItemRef = z.infer<typeof ItemRef>;
+
+export const CountQuery = z.object({ item_id: U64IdText, item_type: ItemType });
+
+export const CountsRequest = z.object({
+  items: z.array(ItemRef).min(1).max(MAX_BATCH_ITEMS),
+  counter_types: z.array(CounterTypeSchema).min(1).optional(),
+});
+
+export const HasLikedRequest = z.object({
+  item_ids: z.array(U64Id).min(1).max(MAX_BATCH_ITEMS),
+  item_type: ItemType,
+});
+
+const Count = z.number().int().nonnegative();
+
+export const LikeResponse = z.object({
+  status: z.enum(["liked", "already_liked", "unliked", "not_liked"]),
+  count: Count,
+  count_formatted: z.string(),
+  user_liked: z.boolean(),
+});
+export type LikeResponse = z.infer<typeof LikeResponse>;
+
+export const CountsObject = z.object({
+  likes: Count,
+  views: Count,
+  shares: Count,
+  saves: Count,
+});
+
+export const CountResponse = z.object({
+  item_id: z.string(),
+  item_type: ItemType,
+  counts: CountsObject,
+  cached: z.boolean(),
+  as_of: z.iso.datetime(),
+});
+
+export const CountsResponse = z.object({
+  counts: z.record(z.string(), CountsObject.partial().nullable()),
+  took_ms: z.number().nonnegative(),
+  partial: z.literal(true).optional(),
+});
+
+export const HasLikedResponse = z.object({ liked: z.record(z.string(), z.boolean()) });
+
+export const ErrorResponse = z.object({
+  error: z.string(),
+  message: z.string(),
+  details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  retry_after: z.number().int().positive().optional(),
+});
+export type ErrorResponse = z.infer<typeof ErrorResponse>;

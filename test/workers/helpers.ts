@@ -1,0 +1,60 @@
+import { exports } from "cloudflare:workers";
+import { signJwt } from "../../shared/jwt";
+
+export const SECRETS = ["test-secret-primary", "test-secret-rotated"] as const;
+
+let nextId = BigInt(Date.now()) * 1000n + BigInt(Math.floor(Math.random() * 1000));
+
+/**
+ * A fresh id for every user and item a test touches: storage is shared by all
+ * tests of a file, so no two tests may meet on one object.
+ */
+export function freshId(): string {
+  nextId += 1n;
+  return nextId.toString();
+}
+
+export async function tokenFor(
+  userId: string,
+  options: { role?: string; expiresIn?: number; secret?: string; claims?: Record<string, unknown> } = {},
+): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return signJwt(
+    { sub: userId, exp: now + (options.expiresIn ?? 3600), ...(options.role ? { role: options.role } : {}), ...options.claims },
+    options.secret ?? SECRETS[0],
+  );
+}
+
+type CallOptions = { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> };
+
+export async function call(method: string, path: string, options: CallOptions = {}): Promise<Response> {
+  const headers = new Headers(options.headers);
+  if (options.token) headers.set("authorization", `Bearer ${options.token}`);
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  }
+  return exports.default.fetch(new Request(`http://plaudit.test${path}`, { method, headers, body }));
+}
+
+export async function json<T = any>(response: Response): Promise<T> {
+  return (await response.json()) as T;
+}
+
+/** A user with a token, ready to like. */
+export async function newUser(): Promise<{ id: string; token: string }> {
+  const id = freshId();
+  return { id, token: await tokenFor(id) };
+}
+
+export const like = (token: string, item_id: string, item_type = "post") =>
+  call("POST", "/v1/like", { token, body: { item_id, item_type } });
+
+export const unlike = (token: string, item_id: string, item_type = "post") =>
+  call("DELETE", "/v1/like", { token, body: { item_id, item_type } });
+
+export async function countOf(item_id: string, item_type = "post"): Promise<number> {
+  const res = await call("GET", `/v1/count?item_id=${item_id}&item_type=${item_type}`);
+  return (await json(res)).counts.likes;
+}

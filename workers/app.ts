@@ -1,0 +1,49 @@
+import { Hono, type Context } from "hono";
+import { ApiError, unavailable } from "./lib/errors";
+import { cors } from "./middleware/cors";
+import { counts } from "./routes/counts";
+import { hasLiked } from "./routes/has-liked";
+import { health } from "./routes/health";
+import { likes } from "./routes/likes";
+import type { AppEnv } from "./types";
+
+const app = new Hono<AppEnv>();
+
+app.use("*", cors);
+app.route("/", health);
+app.route("/", likes);
+app.route("/", counts);
+app.route("/", hasLiked);
+
+/** A known path asked with another method is a 405 naming the methods it has; anything else a 404. */
+function allowedMethods(path: string): string[] {
+  const methods = new Set<string>();
+  for (const route of app.routes) {
+    if (route.method === "ALL") continue;
+    const pattern = new RegExp(`^${route.path.replace(/:[^/]+/g, "[^/]+")}/?$`);
+    if (pattern.test(path)) methods.add(route.method);
+  }
+  if (methods.has("GET")) methods.add("HEAD");
+  return [...methods].sort();
+}
+
+app.notFound((c) => {
+  const allow = allowedMethods(c.req.path);
+  if (allow.length === 0) return new ApiError(404, "not_found", `No such endpoint: ${c.req.path}.`).toResponse();
+  return new ApiError(405, "method_not_allowed", `${c.req.method} is not allowed here; use ${allow.join(", ")}.`, {
+    headers: { allow: [...allow, "OPTIONS"].join(", ") },
+  }).toResponse();
+});
+
+/** The one place every failure becomes the JSON error shape; stacks stay in the log. */
+app.onError((error: unknown, c: Context) => {
+  if (error instanceof ApiError) return error.toResponse();
+  const e = error as { overloaded?: boolean; retryable?: boolean; message?: string };
+  console.error(
+    JSON.stringify({ level: "error", event: "unhandled", method: c.req.method, path: c.req.path, error: String(e?.message ?? error) }),
+  );
+  if (e?.overloaded || e?.retryable) return unavailable("The service is busy; retry shortly.").toResponse();
+  return new ApiError(500, "internal_error", "Something went wrong on our side.").toResponse();
+});
+
+export { app };

@@ -1,0 +1,8 @@
+import { app } from "./app";
+
+export { ItemCounter } from "../durable-objects/ItemCounter";
+export { UserLikes } from "../durable-objects/UserLikes";
+
+export default {
+  fetch: app.fetch,
+} satisfies ExportedHandler<Env>;

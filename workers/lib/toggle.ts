@@ -1,0 +1,49 @@
+import type { ToggleResult } from "../../durable-objects/UserLikes";
+import { itemKey, zeroCounts, type ToggleCounter } from "../../shared/counters";
+import type { ItemRef } from "../../shared/schemas";
+import { withRetries } from "../../shared/retries";
+import { ApiError } from "./errors";
+import { lastKnownCounts, readCounts, rememberCounts } from "./count-reader";
+import { userLikes } from "./objects";
+
+export type ToggleOutcome = { changed: boolean; count: number };
+
+/**
+ * Sets one user's toggle (like or save) on an item through the user's object,
+ * and works out the count to answer with: the item's total after the change
+ * when the item side applied it within the request, otherwise the last total
+ * this Worker knew plus or minus the change, never below zero.
+ */
+export async function setToggle(
+  env: Env,
+  userId: string,
+  ref: ItemRef,
+  counter: ToggleCounter,
+  on: boolean,
+): Promise<ToggleOutcome> {
+  const key = itemKey(ref.item_type, ref.item_id);
+  const result = await withRetries(
+    async (): Promise<ToggleResult> => await userLikes(env, userId).toggle({ user: userId, item: key, counter, on }),
+  );
+  switch (result.kind) {
+    case "rate_limited":
+      throw new ApiError(429, "rate_limited", "Too many requests for this user; retry later.", {
+        retryAfter: result.retryAfter,
+      });
+    case "changed": {
+      if (result.counts) {
+        rememberCounts(key, result.counts);
+        return { changed: true, count: result.counts[counter] };
+      }
+      const known = lastKnownCounts(key);
+      const counts = { ...(known?.counts ?? zeroCounts()) };
+      counts[counter] = Math.max(0, counts[counter] + (on ? 1 : -1));
+      rememberCounts(key, counts, known?.asOf);
+      return { changed: true, count: counts[counter] };
+    }
+    case "unchanged": {
+      const read = await readCounts(env, key).catch(() => lastKnownCounts(key));
+      return { changed: false, count: read?.counts[counter] ?? 0 };
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { ApiError, invalid, type ErrorDetail } from "./errors";
+
+/** Request bodies larger than this are refused with 413 before parsing. */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+function details(error: z.ZodError): ErrorDetail[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message: issue.message,
+  }));
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw invalid(`The ${what} is invalid.`, details(result.error));
+  return result.data;
+}
+
+async function readCapped(request: Request): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) throw tooLarge();
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+const tooLarge = () =>
+  new ApiError(413, "payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+
+function isJsonMediaType(header: string | undefined): boolean {
+  if (!header) return false;
+  const type = header.split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+}
+
+/**
+ * Reads and validates a JSON body in the order the API promises: size (413),
+ * media type (415), JSON syntax and schema (400).
+ */
+export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const bytes = await readCapped(c.req.raw);
+  if (!isJsonMediaType(c.req.header("content-type"))) {
+    throw new ApiError(415, "unsupported_media_type", "The request body must be application/json.");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+  } catch {
+    throw invalid("The request body is not valid JSON.");
+  }
+  return parse(schema, value, "request body");
+}
+
+/** Validates the query string; a repeated parameter is invalid, not silently merged. */
+export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  const query: Record<string, string | string[]> = {};
+  for (const [key, values] of Object.entries(c.req.queries())) {
+    query[key] = values.length === 1 ? values[0]! : values;
+  }
+  return parse(schema, query, "query string");
+}
