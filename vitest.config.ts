@@ -13,7 +13,11 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: {
+                // Explicit values, so a developer's .dev.vars never changes what tests see.
                 AUTH_SECRET: TEST_SECRETS,
+                CORS_ORIGINS: "*",
+                RATE_LIMIT_PER_MINUTE: "30",
+                RATE_LIMIT_PER_DAY: "1000",
                 TEST_MIGRATIONS: await readD1Migrations("./migrations"),
               },
             },

@@ -57,8 +57,8 @@ export class ItemCounter extends DurableObject<Env> {
    * calls are coalesced into one transaction (one storage commit), because a
    * commit, not the work inside it, is what limits an object's write rate.
    */
-  apply(changes: readonly EdgeChange[]): Promise<Counts> {
-    return new Promise((resolve, reject) => {
+  async apply(changes: readonly EdgeChange[]): Promise<Counts> {
+    return await new Promise((resolve, reject) => {
       this.#pending.push({ changes, resolve, reject });
       if (!this.#flushScheduled) {
         this.#flushScheduled = true;

@@ -26,7 +26,7 @@ export const CounterTypeSchema = z.enum(COUNTER_TYPES, {
 export type Counts = Record<CounterType, number>;
 
 export function zeroCounts(): Counts {
-  return { likes: 0, saves: 0, views: 0, shares: 0 };
+  return { likes: 0, views: 0, shares: 0, saves: 0 };
 }
 
 /**

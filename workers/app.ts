@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import { ApiError, unavailable } from "./lib/errors";
 import { cors } from "./middleware/cors";
+import { admin } from "./routes/admin";
 import { counts } from "./routes/counts";
 import { hasLiked } from "./routes/has-liked";
 import { health } from "./routes/health";
@@ -14,6 +15,7 @@ app.route("/", health);
 app.route("/", likes);
 app.route("/", counts);
 app.route("/", hasLiked);
+app.route("/", admin);
 
 /** A known path asked with another method is a 405 naming the methods it has; anything else a 404. */
 function allowedMethods(path: string): string[] {

@@ -1,0 +1,172 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { EdgeChange } from "../../shared/edges";
+import { call, countOf, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
+
+const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
+const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
+
+const change = (user: string, state: 0 | 1, seq: number, inc = 1): EdgeChange => ({ user, counter: "likes", state, inc, seq });
+
+describe("the item side applies each change once, in version order", () => {
+  it("ignores the same change delivered twice", async () => {
+    const item = itemStub(`post:${freshId()}`);
+    expect((await item.apply([change("1", 1, 1)])).likes).toBe(1);
+    expect((await item.apply([change("1", 1, 1)])).likes).toBe(1);
+    expect((await item.apply([change("1", 1, 1), change("1", 1, 1)])).likes).toBe(1);
+  });
+
+  it("ignores an older change delivered after a newer one", async () => {
+    const item = itemStub(`post:${freshId()}`);
+    await item.apply([change("1", 1, 1)]);
+    await item.apply([change("1", 0, 2)]);
+    expect((await item.apply([change("1", 1, 1)])).likes).toBe(0);
+    expect((await item.read()).counts.likes).toBe(0);
+  });
+
+  it("lets a new incarnation win over every sequence of the old one", async () => {
+    const item = itemStub(`post:${freshId()}`);
+    await item.apply([change("1", 1, 50)]);
+    expect((await item.apply([change("1", 0, 1, 2)])).likes).toBe(0);
+    expect((await item.apply([change("1", 1, 99, 1)])).likes).toBe(0);
+  });
+
+  it("never goes negative on an unlike it never saw liked", async () => {
+    const item = itemStub(`post:${freshId()}`);
+    expect((await item.apply([change("1", 0, 3)])).likes).toBe(0);
+  });
+
+  it("coalesces concurrent applies and counts each user once", async () => {
+    const key = `post:${freshId()}`;
+    const item = itemStub(key);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => item.apply([change(String(i), 1, 1)])));
+    await Promise.all(Array.from({ length: 30 }, (_, i) => item.apply([change(String(i), 1, 1)])));
+    expect((await item.read()).counts.likes).toBe(30);
+    await runInDurableObject(item, (_, state) => {
+      const rows = state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM edges WHERE state = 1").one();
+      expect(rows.n).toBe(30);
+    });
+  });
+});
+
+describe("an acknowledged like survives an item side that fails", () => {
+  it("acknowledges the like, keeps it in the outbox, and the alarm delivers it", async () => {
+    const user = await newUser();
+    const id = freshId();
+    const item = itemStub(`post:${id}`);
+    await runInDurableObject(item, (instance) => {
+      instance.faults.applyFailures = 1;
+    });
+    const res = await like(user.token, id);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ status: "liked", count: 1, user_liked: true });
+    expect((await item.read()).counts.likes).toBe(0);
+    expect(await userStub(user.id).pendingDeliveries()).toBe(1);
+
+    expect(await runDurableObjectAlarm(userStub(user.id))).toBe(true);
+    expect((await item.read()).counts.likes).toBe(1);
+    expect(await userStub(user.id).pendingDeliveries()).toBe(0);
+    await runInDurableObject(userStub(user.id), (_, state) => {
+      expect(state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n).toBe(0);
+    });
+  });
+
+  it("keeps re-arming after more than six failures in a row until the change lands", async () => {
+    const user = await newUser();
+    const id = freshId();
+    const item = itemStub(`post:${id}`);
+    await runInDurableObject(item, (instance) => {
+      instance.faults.applyFailures = 8;
+    });
+    await like(user.token, id);
+    for (let attempt = 0; attempt < 7; attempt++) {
+      expect(await runDurableObjectAlarm(userStub(user.id))).toBe(true);
+      expect((await item.read()).counts.likes).toBe(0);
+    }
+    expect(await runDurableObjectAlarm(userStub(user.id))).toBe(true);
+    expect((await item.read()).counts.likes).toBe(1);
+    expect(await userStub(user.id).pendingDeliveries()).toBe(0);
+    expect(await countOf(id)).toBe(1);
+  });
+
+  it("delivers a like and a later unlike that both failed in the right order", async () => {
+    const user = await newUser();
+    const id = freshId();
+    const item = itemStub(`post:${id}`);
+    await runInDurableObject(item, (instance) => {
+      instance.faults.applyFailures = 2;
+    });
+    await like(user.token, id);
+    expect(await json(await unlike(user.token, id))).toMatchObject({ status: "unliked", count: 0 });
+    await runDurableObjectAlarm(userStub(user.id));
+    expect((await item.read()).counts.likes).toBe(0);
+    expect(await userStub(user.id).pendingDeliveries()).toBe(0);
+  });
+});
+
+describe("has_liked", () => {
+  it("answers exactly from the user's own likes", async () => {
+    const user = await newUser();
+    const [a, b, c] = [freshId(), freshId(), freshId()];
+    await like(user.token, a);
+    await like(user.token, b);
+    await unlike(user.token, b);
+    await like(user.token, c, "reel");
+    const res = await call("POST", "/v1/has_liked", { token: user.token, body: { item_ids: [a, b, c, a], item_type: "post" } });
+    expect(await json(res)).toEqual({ liked: { [a]: true, [b]: false, [c]: false } });
+  });
+
+  it("answers false for a user who never liked anything, without creating storage", async () => {
+    const user = await newUser();
+    const res = await call("POST", "/v1/has_liked", { token: user.token, body: { item_ids: ["1"], item_type: "post" } });
+    expect(await json(res)).toEqual({ liked: { "1": false } });
+    await runInDurableObject(userStub(user.id), (_, state) => {
+      expect(state.storage.sql.exec("SELECT name FROM sqlite_master").toArray()).toEqual([]);
+    });
+  });
+});
+
+describe("rate limits", () => {
+  it("answers the 31st like in a minute with 429 and Retry-After, and it does not count", async () => {
+    const user = await newUser();
+    const items = Array.from({ length: 31 }, () => freshId());
+    for (const item of items.slice(0, 30)) expect((await like(user.token, item)).status).toBe(200);
+    const res = await like(user.token, items[30]!);
+    expect(res.status).toBe(429);
+    const body = await json(res);
+    expect(body.error).toBe("rate_limited");
+    expect(body.retry_after).toBeGreaterThan(0);
+    expect(res.headers.get("retry-after")).toBe(String(body.retry_after));
+    expect(await countOf(items[30]!)).toBe(0);
+  });
+
+  it("counts already_liked and not_liked against the limit", async () => {
+    const user = await newUser();
+    const item = freshId();
+    for (let i = 0; i < 15; i++) {
+      await like(user.token, item);
+      await unlike(user.token, freshId());
+    }
+    expect((await like(user.token, item)).status).toBe(429);
+  });
+
+  it("does not count requests rejected before the user's object", async () => {
+    const user = await newUser();
+    for (let i = 0; i < 40; i++) {
+      const res = await call("POST", "/v1/like", { token: user.token, body: { item_id: "007", item_type: "post" } });
+      expect(res.status).toBe(400);
+    }
+    expect((await like(user.token, freshId())).status).toBe(200);
+  });
+});
+
+describe("admin", () => {
+  it("answers 403 to a user token and 200 to a service token", async () => {
+    const user = await newUser();
+    expect((await call("GET", `/v1/admin/users/${user.id}`, { token: user.token })).status).toBe(403);
+    const service = await tokenFor(freshId(), { role: "service" });
+    const res = await call("GET", `/v1/admin/users/${user.id}`, { token: service });
+    expect(await json(res)).toEqual({ user_id: user.id, pending_deliveries: 0 });
+  });
+});
