@@ -29,6 +29,14 @@ export default defineConfig({
           setupFiles: ["./test/workers/setup.ts"],
         },
       },
+      {
+        // Plain Node: tests that start `npm start` themselves and kill it (the crash test).
+        test: {
+          name: "node",
+          include: ["test/node/**/*.test.ts"],
+          environment: "node",
+        },
+      },
     ],
   },
 });

@@ -1,0 +1,148 @@
+// Starts and stops a local plaudit (`npm start`, i.e. scripts/start.mjs) for
+// the load generator and the crash test: its own port, its own state folder
+// and its own .dev.vars, so a run never meets a developer's data.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+export type ServerOptions = {
+  /** Reuse this state folder (a restart after a crash); default: a fresh one. */
+  stateDir?: string;
+  /** The AUTH_SECRET; pass the previous one on a restart so issued tokens stay valid. */
+  secret?: string;
+  /** Vars written to the temporary .dev.vars, on top of AUTH_SECRET. */
+  vars?: Record<string, string>;
+  /** How long to wait for /healthz before giving up. */
+  readyTimeoutMs?: number;
+};
+
+/** A running local plaudit. `kill` and `stop` end its whole process group. */
+export type LocalServer = {
+  url: string;
+  port: number;
+  secret: string;
+  stateDir: string;
+  /** Crash: SIGKILL to every process of the group (node, wrangler, workerd). */
+  kill(): Promise<void>;
+  /** Orderly stop: SIGTERM to the group, then SIGKILL if it lingers. */
+  stop(): Promise<void>;
+};
+
+/** A port the OS reports free right now; the small race with other programs is accepted. */
+export async function freePort(): Promise<number> {
+  return await new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.on("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === "object" && address ? resolvePort(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+export function freshStateDir(prefix = "plaudit-state-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Removes a state folder this module created (and the vars file inside it). */
+export function removeStateDir(stateDir: string): void {
+  rmSync(stateDir, { recursive: true, force: true });
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+async function waitForGroupExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (groupAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`plaudit exited before it was ready (code ${child.exitCode ?? child.signalCode})`);
+    }
+    try {
+      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+      if (res.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`plaudit did not answer /healthz within ${timeoutMs} ms`);
+}
+
+/**
+ * Starts `node scripts/start.mjs` detached, as the leader of its own process
+ * group: wrangler dev spawns workerd children, and only a signal to the whole
+ * group is sure to reach all of them. Output goes to server.log in the state
+ * folder.
+ */
+export async function startServer(options: ServerOptions = {}): Promise<LocalServer> {
+  const stateDir = options.stateDir ?? freshStateDir();
+  const secret = options.secret ?? randomBytes(24).toString("hex");
+  const devVars = join(stateDir, "bench.dev.vars");
+  const vars = { AUTH_SECRET: secret, ...options.vars };
+  writeFileSync(devVars, Object.entries(vars).map(([k, v]) => `${k}="${v}"\n`).join(""));
+  const port = await freePort();
+  const log = createWriteStream(join(stateDir, "server.log"), { flags: "a" });
+  const child = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      PLAUDIT_PORT: String(port),
+      PLAUDIT_STATE_DIR: join(stateDir, "wrangler"),
+      PLAUDIT_DEV_VARS: devVars,
+    },
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error("could not start plaudit");
+  const url = `http://127.0.0.1:${port}`;
+
+  const kill = async () => {
+    signalGroup(pid, "SIGKILL");
+    await waitForGroupExit(pid, 5_000);
+  };
+  const stop = async () => {
+    signalGroup(pid, "SIGTERM");
+    if (!(await waitForGroupExit(pid, 5_000))) await kill();
+  };
+  try {
+    await waitForHealth(url, child, options.readyTimeoutMs ?? 60_000);
+  } catch (error) {
+    await kill();
+    throw error;
+  }
+  return { url, port, secret, stateDir, kill, stop };
+}

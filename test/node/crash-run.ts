@@ -1,0 +1,116 @@
+// Drives likes and unlikes against a local plaudit, SIGKILLs its whole
+// process group mid-traffic, restarts it on the same state and checks what
+// survived. Every answer is recorded in the exact model (bench/lib/model.ts):
+// an acknowledged action must survive; a request in flight at the kill may
+// or may not have landed, and has_liked after the restart decides which.
+import { awaitConvergence, awaitOutboxesDrained, checkLikeSets, settleUndecided, type Convergence } from "../../bench/lib/checks";
+import { HttpClient } from "../../bench/lib/http";
+import { LikeModel } from "../../bench/lib/model";
+import { idRange, serviceToken, toggle, userTokens } from "../../bench/lib/plaudit";
+import { startServer, type LocalServer } from "../../bench/lib/server";
+
+export type CrashRound = {
+  acknowledged: number;
+  /** Requests in flight when the group was killed: landed or not, has_liked decides. */
+  inFlight: number;
+  /** Answers or has_liked results that contradict what was acknowledged. */
+  violations: string[];
+  convergence: Convergence;
+  drained: boolean;
+};
+
+export type CrashRunOptions = {
+  stateDir: string;
+  users: number;
+  items: number;
+  kills: number;
+  /** Kill once this many actions were acknowledged in the round. */
+  acknowledgedBeforeKill: number;
+  /** Called with each server started, so a caller can stop it whatever happens. */
+  onServer: (server: LocalServer | null) => void;
+};
+
+const VARS = { RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_PER_DAY: "100000000" };
+const SETTLE_TIMEOUT_MS = 30_000;
+
+export async function crashRun(options: CrashRunOptions): Promise<CrashRound[]> {
+  const users = idRange(options.users);
+  const items = idRange(options.items, 500_000n);
+  const model = new LikeModel();
+  const rounds: CrashRound[] = [];
+  let server = await startServer({ stateDir: options.stateDir, vars: VARS });
+  options.onServer(server);
+  const secret = server.secret;
+  const tokens = await userTokens(users, secret);
+  const service = await serviceToken(secret);
+  try {
+    for (let round = 0; round < options.kills; round++) {
+      const violations: string[] = [];
+      let http = new HttpClient(server.url, users.length);
+      const traffic = await driveUntilKilled(http, server, model, tokens, items, options.acknowledgedBeforeKill, violations);
+      http.close();
+
+      server = await startServer({ stateDir: options.stateDir, vars: VARS, secret });
+      options.onServer(server);
+      http = new HttpClient(server.url, 16);
+      violations.push(...(await settleUndecided(http, model, tokens)));
+      violations.push(...(await checkLikeSets(http, model, tokens, items)));
+      const convergence = await awaitConvergence(http, model, SETTLE_TIMEOUT_MS);
+      const { drained } = await awaitOutboxesDrained(http, service, users, SETTLE_TIMEOUT_MS);
+      http.close();
+      rounds.push({ ...traffic, violations, convergence, drained });
+    }
+  } finally {
+    await server.stop();
+    options.onServer(null);
+  }
+  return rounds;
+}
+
+/**
+ * One sequential loop per user (so each answer says which state the edge was
+ * in), all users at once; once enough actions are acknowledged, the whole
+ * process group is killed while requests are still in flight.
+ */
+async function driveUntilKilled(
+  http: HttpClient,
+  server: LocalServer,
+  model: LikeModel,
+  tokens: ReadonlyMap<string, string>,
+  items: readonly string[],
+  acknowledgedBeforeKill: number,
+  violations: string[],
+) {
+  let acknowledged = 0;
+  let inFlight = 0;
+  let stopping = false;
+  let reached: () => void;
+  const enough = new Promise<void>((r) => (reached = r));
+
+  const loop = async (user: string, token: string) => {
+    while (!stopping) {
+      const item = items[Math.floor(Math.random() * items.length)]!;
+      const known = model.liked(user, item);
+      // Mostly flip the edge; sometimes repeat it, to see already_liked and not_liked too.
+      const on = known === undefined ? Math.random() < 0.5 : Math.random() < 0.8 ? !known : known;
+      const outcome = await toggle(http, token, item, on);
+      if (outcome.kind === "invalid") violations.push(`user ${user} item ${item}: ${outcome.why}`);
+      if (outcome.kind !== "answered") continue;
+      const why = model.record(user, item, [outcome.answer]);
+      if (why) violations.push(why);
+      if (outcome.answer.status === null) {
+        inFlight++;
+        if (!stopping) violations.push(`user ${user}: no answer before the kill (${outcome.res.error ?? outcome.res.status})`);
+      } else if (++acknowledged >= acknowledgedBeforeKill) {
+        reached();
+      }
+    }
+  };
+
+  const loops = [...tokens].map(([user, token]) => loop(user, token));
+  await enough;
+  stopping = true;
+  await server.kill();
+  await Promise.all(loops);
+  return { acknowledged, inFlight };
+}
