@@ -8,27 +8,19 @@ export type CountRead = CachedCounts & { cached: boolean };
 /** Counts may be this old when served from an isolate's memory. */
 const MEMORY_TTL_MS = 1_000;
 const cache = new CountCache(MEMORY_TTL_MS);
-const inflight = new Map<string, Promise<CachedCounts>>();
 
 /**
  * An item's counts: from this isolate's cache when fresh, else from the item's
- * object, with concurrent reads of one item sharing one object call.
+ * object. Concurrent requests do not share one in-flight object call: workerd
+ * cancels a request that waits only on a promise another request created
+ * ("the Worker's code had hung"), which is what feeds under load hit.
  */
 export async function readCounts(env: Env, key: string): Promise<CountRead> {
-  const now = Date.now();
-  const hit = cache.fresh(key, now);
+  const hit = cache.fresh(key, Date.now());
   if (hit) return { ...hit, cached: true };
-  let call = inflight.get(key);
-  if (!call) {
-    call = withRetries(() => itemCounter(env, key).read())
-      .then((snapshot) => {
-        cache.put(key, snapshot, Date.now());
-        return snapshot;
-      })
-      .finally(() => inflight.delete(key));
-    inflight.set(key, call);
-  }
-  return { ...(await call), cached: false };
+  const snapshot = await withRetries(() => itemCounter(env, key).read());
+  cache.put(key, snapshot, Date.now());
+  return { ...snapshot, cached: false };
 }
 
 /** A user's own write updates what the isolate serves, so they see it at once. */
