@@ -1,0 +1,114 @@
+// Latencies and outcomes of every request of a run, per operation and per
+// second, and the exactness violations found along the way.
+
+export type Outcome = "ok" | "error" | "rejected";
+
+type Second = { ops: Map<string, number>; errors: number; latencies: number[] };
+
+export type Percentiles = { p50: number; p90: number; p99: number; p999: number; max: number };
+
+export const PERCENTILES = [50, 75, 90, 95, 99, 99.9, 100] as const;
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export class Recorder {
+  readonly startedAt = performance.now();
+  readonly #latencies = new Map<string, number[]>();
+  readonly #errors = new Map<string, number>();
+  readonly #rejected = new Map<string, number>();
+  readonly #seconds: Second[] = [];
+  readonly violations: string[] = [];
+  violationCount = 0;
+  /** Examples of errors, to say what went wrong without flooding the report. */
+  readonly errorSamples: string[] = [];
+
+  record(op: string, ms: number, outcome: Outcome, detail?: string): void {
+    const second = this.#second(Math.floor((performance.now() - this.startedAt) / 1000));
+    if (outcome === "ok") {
+      const list = this.#latencies.get(op) ?? [];
+      list.push(ms);
+      this.#latencies.set(op, list);
+      second.ops.set(op, (second.ops.get(op) ?? 0) + 1);
+      second.latencies.push(ms);
+    } else if (outcome === "error") {
+      this.#errors.set(op, (this.#errors.get(op) ?? 0) + 1);
+      second.errors++;
+      if (detail && this.errorSamples.length < 20) this.errorSamples.push(`${op}: ${detail}`);
+    } else {
+      this.#rejected.set(op, (this.#rejected.get(op) ?? 0) + 1);
+    }
+  }
+
+  violation(message: string): void {
+    this.violationCount++;
+    if (this.violations.length < 50) this.violations.push(message);
+  }
+
+  #second(index: number): Second {
+    while (this.#seconds.length <= index) this.#seconds.push({ ops: new Map(), errors: 0, latencies: [] });
+    return this.#seconds[index]!;
+  }
+
+  /** The last completed second, for the live progress line. */
+  lastSecond(): { ops: number; p99: number } {
+    const index = Math.floor((performance.now() - this.startedAt) / 1000) - 1;
+    const second = this.#seconds[index];
+    if (!second) return { ops: 0, p99: 0 };
+    const sorted = [...second.latencies].sort((a, b) => a - b);
+    return { ops: sorted.length, p99: percentile(sorted, 99) };
+  }
+
+  errorCount(): number {
+    return [...this.#errors.values()].reduce((a, b) => a + b, 0);
+  }
+
+  summary(seconds: number) {
+    const ops = [...new Set([...this.#latencies.keys(), ...this.#errors.keys(), ...this.#rejected.keys()])].sort();
+    const perOp = Object.fromEntries(
+      ops.map((op) => {
+        const sorted = [...(this.#latencies.get(op) ?? [])].sort((a, b) => a - b);
+        const curve = Object.fromEntries(PERCENTILES.map((p) => [String(p), round(percentile(sorted, p))]));
+        return [
+          op,
+          {
+            count: sorted.length,
+            opsPerSecond: round(sorted.length / seconds),
+            errors: this.#errors.get(op) ?? 0,
+            rejected: this.#rejected.get(op) ?? 0,
+            p50: round(percentile(sorted, 50)),
+            p90: round(percentile(sorted, 90)),
+            p99: round(percentile(sorted, 99)),
+            p999: round(percentile(sorted, 99.9)),
+            max: round(percentile(sorted, 100)),
+            curve,
+          },
+        ];
+      }),
+    );
+    const all = [...this.#latencies.values()].flat().sort((a, b) => a - b);
+    const timeline = this.#seconds.map((s, t) => {
+      const sorted = [...s.latencies].sort((a, b) => a - b);
+      return { t, ops: Object.fromEntries(s.ops), errors: s.errors, p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) };
+    });
+    return {
+      total: {
+        count: all.length,
+        opsPerSecond: round(all.length / seconds),
+        errors: this.errorCount(),
+        rejected: [...this.#rejected.values()].reduce((a, b) => a + b, 0),
+        p50: round(percentile(all, 50)),
+        p99: round(percentile(all, 99)),
+      },
+      perOp,
+      timeline,
+    };
+  }
+}
+
+export type Summary = ReturnType<Recorder["summary"]>;
+
+const round = (n: number) => Math.round(n * 100) / 100;

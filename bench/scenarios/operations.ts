@@ -1,0 +1,143 @@
+// The operations a simulated user can do. Each checks its own answer: a like
+// or unlike against the exact model, a read against the API's shape and, when
+// no writes are running, against the exact expected counts. To add an
+// operation (views, shares, saves...), write one more `Operation` here and
+// give it a weight in a scenario.
+import type { HttpClient, HttpResult } from "../lib/http";
+import type { LikeModel } from "../lib/model";
+import { hasLiked, ITEM_TYPE, likeCounts, toggle } from "../lib/plaudit";
+import type { Recorder } from "../lib/recorder";
+import type { ItemPicker } from "../lib/zipf";
+
+export type RunContext = {
+  http: HttpClient;
+  model: LikeModel;
+  picker: ItemPicker;
+  recorder: Recorder;
+  tokens: ReadonlyMap<string, string>;
+  random: () => number;
+  /** Share of writes sent twice at once, as a client retry racing the original. */
+  duplicateShare: number;
+  /** True when no writes run, so every count read must equal the model's count. */
+  readsExact: boolean;
+};
+
+export type Operation = {
+  name: string;
+  kind: "read" | "write";
+  run(ctx: RunContext, user: string): Promise<void>;
+};
+
+const FEED_SIZE = 50;
+
+/** Server errors and lost answers are errors; any other unexpected answer breaks the contract. */
+function isError(res: HttpResult): boolean {
+  return res.status === 0 || res.status >= 500;
+}
+
+function errorDetail(res: HttpResult): string {
+  return res.error ?? `${res.status} ${JSON.stringify(res.body)}`.slice(0, 300);
+}
+
+/** Likes or unlikes an item; sometimes sends the same request twice at once. */
+export async function writeToggle(ctx: RunContext, user: string, item: string, on: boolean): Promise<void> {
+  const token = ctx.tokens.get(user)!;
+  const copies = ctx.random() < ctx.duplicateShare ? 2 : 1;
+  const outcomes = await Promise.all(Array.from({ length: copies }, () => toggle(ctx.http, token, item, on)));
+  const name = on ? "like" : "unlike";
+  for (const outcome of outcomes) {
+    if (outcome.kind === "invalid") {
+      ctx.recorder.record(name, outcome.res.ms, "error", outcome.why);
+      ctx.recorder.violation(`user ${user} item ${item} ${name}: ${outcome.why}`);
+    } else if (outcome.kind === "rejected") {
+      ctx.recorder.record(name, outcome.res.ms, "rejected");
+    } else {
+      ctx.recorder.record(name, outcome.res.ms, isError(outcome.res) ? "error" : "ok", errorDetail(outcome.res));
+    }
+  }
+  const answers = outcomes.flatMap((o) => (o.kind === "answered" ? [o.answer] : []));
+  if (answers.length === 0) return;
+  const why = ctx.model.record(user, item, answers);
+  if (why) ctx.recorder.violation(why);
+}
+
+export const likeOrUnlike: Operation = {
+  name: "like/unlike",
+  kind: "write",
+  async run(ctx, user) {
+    const item = ctx.picker.forWrite();
+    const known = ctx.model.liked(user, item);
+    // Mostly flip the edge; one time in five repeat it, so already_liked and not_liked are checked too.
+    const on = known === undefined ? ctx.random() < 0.5 : ctx.random() < 0.8 ? !known : known;
+    await writeToggle(ctx, user, item, on);
+  },
+};
+
+function checkCount(ctx: RunContext, what: string, item: string, value: unknown): void {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+    ctx.recorder.violation(`${what}: item ${item} has count ${JSON.stringify(value)}`);
+    return;
+  }
+  if (!ctx.readsExact) return;
+  const expected = ctx.model.expectedCount(item);
+  if (expected !== undefined && value !== expected) {
+    ctx.recorder.violation(`${what}: item ${item} counts ${value}, expected ${expected}`);
+  }
+}
+
+export const feedRead: Operation = {
+  name: "feed (50 counts)",
+  kind: "read",
+  async run(ctx) {
+    const items = ctx.picker.batch(FEED_SIZE);
+    const { res, counts } = await likeCounts(ctx.http, items);
+    if (!counts) {
+      ctx.recorder.record(this.name, res.ms, isError(res) ? "error" : "rejected", errorDetail(res));
+      if (!isError(res) && res.status !== 429) ctx.recorder.violation(`feed: ${errorDetail(res)}`);
+      return;
+    }
+    ctx.recorder.record(this.name, res.ms, "ok");
+    for (const item of items) checkCount(ctx, "feed", item, counts.get(item));
+  },
+};
+
+export const countRead: Operation = {
+  name: "count",
+  kind: "read",
+  async run(ctx) {
+    const item = ctx.picker.forRead();
+    const res = await ctx.http.request("GET", `/v1/count?item_id=${item}&item_type=${ITEM_TYPE}`);
+    if (res.status !== 200) {
+      ctx.recorder.record(this.name, res.ms, isError(res) ? "error" : "rejected", errorDetail(res));
+      if (!isError(res) && res.status !== 429) ctx.recorder.violation(`count: ${errorDetail(res)}`);
+      return;
+    }
+    ctx.recorder.record(this.name, res.ms, "ok");
+    checkCount(ctx, "count", item, (res.body as { counts?: { likes?: unknown } }).counts?.likes);
+  },
+};
+
+/** has_liked is exact at any time: it comes from the user's own object, and this user's writes are sequential. */
+export const hasLikedRead: Operation = {
+  name: "has_liked",
+  kind: "read",
+  async run(ctx, user) {
+    const items = ctx.picker.batch(FEED_SIZE);
+    const { res, liked } = await hasLiked(ctx.http, ctx.tokens.get(user)!, items);
+    if (!liked) {
+      ctx.recorder.record(this.name, res.ms, isError(res) ? "error" : "rejected", errorDetail(res));
+      if (!isError(res) && res.status !== 429) ctx.recorder.violation(`has_liked: ${errorDetail(res)}`);
+      return;
+    }
+    ctx.recorder.record(this.name, res.ms, "ok");
+    for (const item of items) {
+      const expected = ctx.model.liked(user, item);
+      if (expected !== undefined && liked[item] !== expected) {
+        ctx.recorder.violation(`has_liked: user ${user} item ${item} is ${liked[item]}, expected ${expected}`);
+      } else if (expected === undefined) {
+        const why = ctx.model.settle(user, item, liked[item] === true);
+        if (why) ctx.recorder.violation(why);
+      }
+    }
+  },
+};
