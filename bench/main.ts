@@ -29,8 +29,8 @@ const USAGE = `usage: npm run bench -- [options]
   --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write)
   --seconds N            timed phase length (default 20)
   --connections N        concurrent requests (default 16)
-  --users N              simulated users, each sequential (default 1000)
-  --items N              items, Zipf-distributed (default 500)
+  --users N              simulated users, each sequential (default 200)
+  --items N              items, Zipf-distributed (default 200)
   --hot-share F          share of writes that go to the one hot item (default 0.5)
   --zipf S               Zipf exponent of item popularity (default 1.0)
   --duplicate-share F    share of writes sent twice at once, as a racing retry (default 0.05)
@@ -49,8 +49,8 @@ function options() {
       scenario: { type: "string", default: "write" },
       seconds: { type: "string", default: "20" },
       connections: { type: "string", default: "16" },
-      users: { type: "string", default: "1000" },
-      items: { type: "string", default: "500" },
+      users: { type: "string", default: "200" },
+      items: { type: "string", default: "200" },
       "hot-share": { type: "string", default: "0.5" },
       zipf: { type: "string", default: "1.0" },
       "duplicate-share": { type: "string", default: "0.05" },
