@@ -13,7 +13,13 @@ export type Runtime = { env: Env; ctx: Pick<ExecutionContext, "waitUntil"> };
 export type CountRead = CachedCounts & { cached: boolean; stale: boolean };
 
 const memory = new CountCache();
-const inflight = new Map<string, Promise<CountRead>>();
+
+/** An object call in flight for an item; other requests wait for its outcome, not its promise. */
+type Flight = { done: boolean; result?: CountRead };
+const inflight = new Map<string, Flight>();
+/** How often a request waiting on another's call looks at its outcome, and for how long at most. */
+const FLIGHT_POLL_MS = 2;
+const FLIGHT_WAIT_MS = 1_000;
 
 function ttls(env: Env) {
   return {
@@ -31,18 +37,39 @@ function ttls(env: Env) {
 export async function readCounts(rt: Runtime, key: string): Promise<CountRead> {
   const hit = memory.fresh(key, Date.now());
   if (hit) return { ...hit, cached: true, stale: false };
-  let call = inflight.get(key);
-  if (!call) {
-    call = load(rt, key).finally(() => inflight.delete(key));
-    inflight.set(key, call);
+  const other = inflight.get(key);
+  if (other) {
+    const shared = await waitForFlight(other);
+    if (shared) return { ...shared, cached: true };
   }
+  const flight: Flight = { done: false };
+  inflight.set(key, flight);
   try {
-    return await call;
+    flight.result = await load(rt, key);
+    return flight.result;
   } catch (error) {
     const known = memory.lastKnown(key) ?? (await storedCounts(rt.env.DB, key));
     if (known) return { ...known, cached: true, stale: true };
     throw error;
+  } finally {
+    flight.done = true;
+    if (inflight.get(key) === flight) inflight.delete(key);
   }
+}
+
+/**
+ * Waits for another request's call to the same item by polling its outcome
+ * with this request's own timers. workerd cancels a request whose only
+ * pending work is a promise created by another request ("the Worker's code
+ * had hung"), so requests share results, never promises. Returns undefined
+ * when that call failed or took too long.
+ */
+async function waitForFlight(flight: Flight): Promise<CountRead | undefined> {
+  const deadline = Date.now() + FLIGHT_WAIT_MS;
+  while (!flight.done && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, FLIGHT_POLL_MS));
+  }
+  return flight.result;
 }
 
 async function load(rt: Runtime, key: string): Promise<CountRead> {
