@@ -31,6 +31,8 @@ import type { Endpoint } from "./endpoint";
 
 const AS_OF = "2026-11-30T09:00:00.000Z";
 
+const ITEM_BODY = { schema: ItemRef, examples: { post: { item_id: "456", item_type: "post" } } };
+
 export const ENDPOINTS: readonly Endpoint[] = [
   {
     method: "post",
@@ -41,7 +43,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     description:
       "Counts once per user, ever: a repeat answers `already_liked` and counts nothing. `count` is the item's total after this change. Every validated call counts against the user's rate limit.",
     auth: "user",
-    body: { schema: ItemRef, examples: { post: { item_id: "456", item_type: "post" } } },
+    body: ITEM_BODY,
     response: {
       description: "The like is recorded (or already was).",
       schema: LikeResponse,
@@ -60,7 +62,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     summary: "Unlike an item",
     description: "A repeat, or an unlike of something never liked, answers `not_liked`. Counts against the rate limit like a like.",
     auth: "user",
-    body: { schema: ItemRef, examples: { post: { item_id: "456", item_type: "post" } } },
+    body: ITEM_BODY,
     response: {
       description: "The like is removed (or there was none).",
       schema: LikeResponse,
