@@ -34,10 +34,10 @@ function documentedRoutes(doc: Doc): Set<string> {
   );
 }
 
-/** A request for an endpoint built from its own documented example. */
+/** A request for an endpoint built from its own documented examples. */
 async function exampleRequest(endpoint: (typeof ENDPOINTS)[number], token?: string): Promise<Response> {
-  const path = endpoint.path.replace(/\{[^}]+\}/g, () => freshId());
-  const query = endpoint.query ? `?item_id=${freshId()}&item_type=post` : "";
+  const path = endpoint.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(endpoint.params!.example[name]!));
+  const query = endpoint.query ? `?${new URLSearchParams(endpoint.query.example)}` : "";
   const body = endpoint.body ? Object.values(endpoint.body.examples)[0] : undefined;
   return call(endpoint.method.toUpperCase(), `${path}${query}`, { ...(token ? { token } : {}), ...(body ? { body } : {}) });
 }
@@ -115,6 +115,9 @@ describe("GET /openapi.json", () => {
 
   it("gives examples that the endpoint's own schemas accept", () => {
     for (const endpoint of ENDPOINTS) {
+      for (const input of [endpoint.params, endpoint.query]) {
+        if (input) expect(input.schema.safeParse(input.example).success, `${endpoint.operationId} params or query`).toBe(true);
+      }
       for (const example of Object.values(endpoint.body?.examples ?? {})) {
         expect(endpoint.body!.schema.safeParse(example).success, `${endpoint.operationId} body`).toBe(true);
       }

@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import { ErrorResponse } from "../../shared/schemas";
 import type { Endpoint } from "./endpoint";
 import { ERROR_SPECS, errorStatuses } from "./errors";
@@ -26,9 +25,9 @@ function examples(values: Record<string, unknown>): Record<string, { value: unkn
   return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, { value }]));
 }
 
-function parameters(schema: z.ZodObject | undefined, location: "path" | "query"): JsonSchema[] {
-  if (!schema) return [];
-  const json = toJsonSchema(schema, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
+function parameters(input: Endpoint["params"] | Endpoint["query"], location: "path" | "query"): JsonSchema[] {
+  if (!input) return [];
+  const json = toJsonSchema(input.schema, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, property]) => {
     const { description, ...rest } = property;
     return {
@@ -37,6 +36,7 @@ function parameters(schema: z.ZodObject | undefined, location: "path" | "query")
       required: location === "path" || (json.required ?? []).includes(name),
       ...(description !== undefined ? { description } : {}),
       schema: rest,
+      ...(input.example[name] !== undefined ? { example: input.example[name] } : {}),
     };
   });
 }

@@ -22,9 +22,10 @@ export type Endpoint = {
   summary: string;
   description?: string;
   auth: Auth;
-  /** Path parameters: one key per `{name}` in `path`. */
-  params?: z.ZodObject;
-  query?: z.ZodObject;
+  /** Path parameters: one key per `{name}` in `path`, with an example value of each. */
+  params?: { schema: z.ZodObject; example: Record<string, string> };
+  /** The query string, with an example; the tests call the endpoint with the examples. */
+  query?: { schema: z.ZodObject; example: Record<string, string> };
   /** A JSON request body; implies 400, 413 and 415. */
   body?: { schema: z.ZodType; examples: Record<string, unknown> };
   /** Event endpoints: a client's retries of one call share an Idempotency-Key and count once. */

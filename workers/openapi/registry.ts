@@ -81,7 +81,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     summary: "One item's counts",
     description: "All four counters of an item. An item nobody touched has all counts 0 (not a 404).",
     auth: "none",
-    query: CountQuery,
+    query: { schema: CountQuery, example: { item_id: "456", item_type: "post" } },
     response: {
       description: "The item's counts.",
       schema: CountResponse,
@@ -152,7 +152,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     summary: "A user's undelivered changes",
     description: "Operators' view of one user's object: changes the item side has not yet acknowledged.",
     auth: "service",
-    params: AdminUserParams,
+    params: { schema: AdminUserParams, example: { user_id: "42" } },
     response: {
       description: "The user's delivery backlog.",
       schema: AdminUserResponse,
