@@ -21,6 +21,7 @@ import type {
   ItemRef as ItemRefSchema,
   LikeResponse,
 } from "../../shared/schemas";
+import { retryAfterSeconds } from "../../clients/typescript/src/retry";
 import { userObjectName } from "../../shared/object-names";
 import { freshId, like, newUser, tokenFor } from "./helpers";
 
@@ -229,6 +230,14 @@ describe("the TypeScript client against the Worker", () => {
       new Promise<Response>((_, reject) => request.signal.addEventListener("abort", () => reject(request.signal.reason)));
     const error = await caught(clientFor(undefined, { fetch: hanging, timeoutMs: 20 }).count(freshId(), "post"));
     expect([error.status, error.code]).toEqual([0, "timeout"]);
+  });
+
+  it("reads Retry-After as seconds or an HTTP date, else the body's retry_after", () => {
+    const now = Date.parse("2026-11-30T09:00:00Z");
+    expect(retryAfterSeconds("3", 60, now)).toBe(3);
+    expect(retryAfterSeconds("Mon, 30 Nov 2026 09:00:05 GMT", undefined, now)).toBe(5);
+    expect(retryAfterSeconds(null, 7, now)).toBe(7);
+    expect(retryAfterSeconds("soon", undefined, now)).toBeUndefined();
   });
 
   it("has result and error types that are the service's own schemas (checked by the typecheck)", () => {
