@@ -90,4 +90,17 @@ describe.skipIf(!CHROMIUM)("the /docs page in a browser, against npm start", () 
     expect(foreign).toEqual([]);
     expect(problems).toEqual([]);
   });
+
+  it("calls the API from the page with Try it out", { timeout: 60_000 }, async () => {
+    const page = await browser.newPage();
+    await page.goto(`${base}/docs#/counts/count`);
+    const operation = page.locator("#operations-counts-count");
+    await operation.locator(".try-out__btn").click({ timeout: 30_000 });
+    await operation.locator('input[placeholder="item_id"]').fill("456");
+    await operation.locator('select').first().selectOption("post");
+    await operation.locator(".execute").click();
+    const status = operation.locator(".live-responses-table tr.response .response-col_status").first();
+    await status.waitFor({ timeout: 30_000 });
+    expect((await status.textContent())?.trim()).toBe("200");
+  });
 });
