@@ -79,6 +79,19 @@ async function exhaustRateLimit(user: { id: string; token: string }): Promise<vo
   expect.fail(`no 429 after ${2 * RATE_LIMIT_PER_MINUTE} likes`);
 }
 
+/** A client of a user whose rate limit is used up, recording what it sends, gets and waits for. */
+async function rateLimitedClient(options: Partial<ClientOptions> = {}, afterWait?: (userId: string, ms: number) => Promise<void>) {
+  const user = await newUser();
+  await exhaustRateLimit(user);
+  const recorded = recordingFetch();
+  const waits: number[] = [];
+  const sleep = async (ms: number) => {
+    waits.push(ms);
+    await afterWait?.(user.id, ms);
+  };
+  return { client: clientFor(user.token, { fetch: recorded.fetch, sleep, ...options }), waits, ...recorded };
+}
+
 describe("the TypeScript client against the Worker", () => {
   it("likes an item, then answers already_liked", async () => {
     const { token } = await newUser();
@@ -155,19 +168,8 @@ describe("the TypeScript client against the Worker", () => {
   });
 
   it("retries a 429 after the Retry-After the API named, then succeeds", async () => {
-    const user = await newUser();
-    await exhaustRateLimit(user);
-    const { fetch, answers } = recordingFetch();
-    const waits: number[] = [];
-    const client = clientFor(user.token, {
-      fetch,
-      sleep: async (ms) => {
-        waits.push(ms);
-        await shiftBuckets(user.id, -ms);
-      },
-    });
-    const item = freshId();
-    expect((await client.like(item, "post")).status).toBe("liked");
+    const { client, answers, waits } = await rateLimitedClient({}, (userId, ms) => shiftBuckets(userId, -ms));
+    expect((await client.like(freshId(), "post")).status).toBe("liked");
     expect(answers.map((a) => a.status)).toEqual([429, 200]);
     const retryAfter = Number(answers[0]!.headers.get("retry-after"));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -175,11 +177,7 @@ describe("the TypeScript client against the Worker", () => {
   });
 
   it("gives up on a 429 after maxRetries, with the error's retryAfter", async () => {
-    const user = await newUser();
-    await exhaustRateLimit(user);
-    const { fetch, answers } = recordingFetch();
-    const waits: number[] = [];
-    const client = clientFor(user.token, { fetch, maxRetries: 2, sleep: async (ms) => void waits.push(ms) });
+    const { client, answers, waits } = await rateLimitedClient({ maxRetries: 2 });
     const error = await caught(client.like(freshId(), "post"));
     expect([error.status, error.code]).toEqual([429, "rate_limited"]);
     expect(answers.map((a) => a.status)).toEqual([429, 429, 429]);
@@ -188,21 +186,14 @@ describe("the TypeScript client against the Worker", () => {
   });
 
   it("does not wait for a Retry-After longer than maxRetryDelayMs", async () => {
-    const user = await newUser();
-    await exhaustRateLimit(user);
-    const { fetch, answers } = recordingFetch();
-    const waits: number[] = [];
-    const client = clientFor(user.token, { fetch, maxRetryDelayMs: 500, sleep: async (ms) => void waits.push(ms) });
+    const { client, answers, waits } = await rateLimitedClient({ maxRetryDelayMs: 500 });
     expect((await caught(client.like(freshId(), "post"))).code).toBe("rate_limited");
     expect(answers).toHaveLength(1);
     expect(waits).toEqual([]);
   });
 
   it("sends one Idempotency-Key per idempotent call, the same on each retry", async () => {
-    const user = await newUser();
-    await exhaustRateLimit(user);
-    const { fetch, sent } = recordingFetch();
-    const client = clientFor(user.token, { fetch, maxRetries: 1, sleep: async () => {} });
+    const { client, sent } = await rateLimitedClient({ maxRetries: 1 });
     const body = { item_id: freshId(), item_type: "post" };
     await caught(client.request("POST", "/v1/like", { body, idempotent: true }));
     await caught(client.request("POST", "/v1/like", { body, idempotent: true }));
