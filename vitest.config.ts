@@ -39,6 +39,14 @@ export default defineConfig({
           setupFiles: ["./test/workers/setup.ts"],
         },
       },
+      {
+        // Checks that need Node rather than workerd (tools that compile code at run time, child processes).
+        test: {
+          name: "node",
+          environment: "node",
+          include: ["test/node/**/*.test.ts"],
+        },
+      },
     ],
   },
 });

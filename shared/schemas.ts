@@ -84,3 +84,19 @@ export const ErrorResponse = z.object({
   retry_after: z.number().int().positive().optional(),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;
+
+export const HealthResponse = z.object({ status: z.literal("ok") });
+
+export const AdminUserParams = z.object({ user_id: U64IdText });
+
+export const AdminUserResponse = z.object({
+  user_id: U64IdText,
+  pending_deliveries: Count.meta({ description: "Changes the item side has not acknowledged yet" }),
+});
+
+/** The OpenAPI document itself, as `GET /openapi.json` serves it (only its outline is promised). */
+export const OpenApiDocumentResponse = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});

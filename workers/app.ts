@@ -3,10 +3,12 @@ import { ApiError, unavailable } from "./lib/errors";
 import { cors } from "./middleware/cors";
 import { admin } from "./routes/admin";
 import { counts } from "./routes/counts";
+import { docs } from "./routes/docs";
 import { events } from "./routes/events";
 import { hasLiked } from "./routes/has-liked";
 import { health } from "./routes/health";
 import { likes } from "./routes/likes";
+import { openapi } from "./routes/openapi";
 import { saves } from "./routes/saves";
 import type { AppEnv } from "./types";
 
@@ -20,6 +22,8 @@ app.route("/", events);
 app.route("/", counts);
 app.route("/", hasLiked);
 app.route("/", admin);
+app.route("/", openapi);
+app.route("/", docs);
 
 /** A known path asked with another method is a 405 naming the methods it has; anything else a 404. */
 function allowedMethods(path: string): string[] {
