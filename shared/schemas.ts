@@ -30,6 +30,30 @@ export const LikeResponse = z.object({
 });
 export type LikeResponse = z.infer<typeof LikeResponse>;
 
+export const SaveResponse = z.object({
+  status: z.enum(["saved", "already_saved", "unsaved", "not_saved"]),
+  count: Count,
+  count_formatted: z.string(),
+  user_saved: z.boolean(),
+});
+export type SaveResponse = z.infer<typeof SaveResponse>;
+
+export const EventResponse = z.object({
+  status: z.literal("counted"),
+  count: Count,
+  count_formatted: z.string(),
+});
+export type EventResponse = z.infer<typeof EventResponse>;
+
+/**
+ * The optional Idempotency-Key header of a view or share: a retry with the
+ * same key within 24 hours counts once.
+ */
+export const IdempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, "must be 1 to 255 visible ASCII characters")
+  .optional();
+
 export const CountsObject = z.object({
   likes: Count,
   views: Count,
@@ -60,3 +84,19 @@ export const ErrorResponse = z.object({
   retry_after: z.number().int().positive().optional(),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;
+
+export const HealthResponse = z.object({ status: z.literal("ok") });
+
+export const AdminUserParams = z.object({ user_id: U64IdText });
+
+export const AdminUserResponse = z.object({
+  user_id: U64IdText,
+  pending_deliveries: Count.meta({ description: "Changes the item side has not acknowledged yet" }),
+});
+
+/** The OpenAPI document itself, as `GET /openapi.json` serves it (only its outline is promised). */
+export const OpenApiDocumentResponse = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
