@@ -128,7 +128,7 @@ const segment = fc.oneof(
 );
 
 const path = fc.oneof(
-  { arbitrary: fc.constantFrom("/v1/like", "/v1/count", "/v1/counts", "/v1/has_liked", "/healthz", `/v1/admin/users/${USERS[0]}`), weight: 6 },
+  { arbitrary: fc.constantFrom("/v1/like", "/v1/save", "/v1/view", "/v1/share", "/v1/count", "/v1/counts", "/v1/has_liked", "/healthz", `/v1/admin/users/${USERS[0]}`), weight: 6 },
   segment.map((s) => `/v1/admin/users/${s}`),
   fc.tuple(fc.constantFrom("/v1/like", "/v1/count", "/v1/counts", "/v1/has_liked", "/v1/admin/users"), fc.constantFrom("/", "//", "/x", "%", "/%zz", "/..")).map(([p, s]) => p + s),
   fc.array(segment, { minLength: 0, maxLength: 5 }).map((parts) => `/${parts.join("/")}`),
@@ -151,6 +151,10 @@ const route: fc.Arbitrary<[string, string]> = fc.oneof(
     arbitrary: fc.constantFrom<[string, string]>(
       ["POST", "/v1/like"],
       ["DELETE", "/v1/like"],
+      ["POST", "/v1/save"],
+      ["DELETE", "/v1/save"],
+      ["POST", "/v1/view"],
+      ["POST", "/v1/share"],
       ["GET", "/v1/count"],
       ["POST", "/v1/counts"],
       ["POST", "/v1/has_liked"],
@@ -170,6 +174,7 @@ type Case = {
   contentType: string | null;
   origin: string | null;
   preflight: string | null;
+  idempotencyKey: string | null;
   body: string | Uint8Array | null;
 };
 
@@ -180,6 +185,7 @@ const requestCase: fc.Arbitrary<Case> = fc.record({
   contentType,
   origin: fc.option(fc.oneof(fc.constant("https://app.example"), fc.string({ maxLength: 30 })), { freq: 4 }),
   preflight: fc.option(fc.constantFrom("POST", "DELETE", "GET", "x"), { freq: 4 }),
+  idempotencyKey: fc.option(fc.oneof(fc.uuid(), fc.string({ maxLength: 300 })), { freq: 3 }),
   body: fc.option(bodyText, { freq: 6 }),
 }).map(({ route: [method, path], ...rest }) => ({ method, path, ...rest }));
 
@@ -190,6 +196,7 @@ async function build(c: Case): Promise<Request | null> {
   if (c.contentType !== null) headers.set("content-type", headerSafe(c.contentType));
   if (c.origin !== null) headers.set("origin", headerSafe(c.origin));
   if (c.preflight !== null) headers.set("access-control-request-method", c.preflight);
+  if (c.idempotencyKey !== null) headers.set("idempotency-key", headerSafe(c.idempotencyKey));
   const upper = c.method.toUpperCase();
   const body = upper === "GET" || upper === "HEAD" ? null : c.body;
   try {
@@ -239,6 +246,7 @@ describe("bad input of every kind (fast-check, 1000 requests per property)", () 
         contentType: "application/json",
         origin: null,
         preflight: null,
+        idempotencyKey: null,
         body: JSON.stringify({ item_id: ITEMS[0], item_type: "post" }),
       });
       expect(liked?.response.status).toBe(200);
