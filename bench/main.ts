@@ -18,7 +18,7 @@ import { LikeModel } from "./lib/model";
 import { idRange, likeCounts, serviceToken, userTokens } from "./lib/plaudit";
 import { Recorder } from "./lib/recorder";
 import { summaryTable, writeReports, type Report } from "./lib/report";
-import { startServer, type LocalServer } from "./lib/server";
+import { removeStateDir, startServer, type LocalServer } from "./lib/server";
 import { ItemPicker, seededRandom } from "./lib/zipf";
 import type { Operation, RunContext } from "./scenarios/operations";
 import { pick, SCENARIOS, seedLike } from "./scenarios/index";
@@ -166,10 +166,14 @@ function progress(recorder: Recorder, seconds: number): () => void {
 async function main(): Promise<number> {
   const opts = options();
   let server: LocalServer | null = null;
+  let passed = false;
   const stopServer = async () => {
     const s = server;
     server = null;
     await s?.stop();
+    // A failed run keeps its state folder (and server.log) to look into.
+    if (s && passed) removeStateDir(s.stateDir);
+    else if (s) console.error(`state and server.log kept in ${s.stateDir}`);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => void stopServer().finally(() => process.exit(130)));
@@ -181,7 +185,9 @@ async function main(): Promise<number> {
     }
     const url = server?.url ?? opts.url;
     const secret = server?.secret ?? secretFor(opts);
-    return await run(opts, url, secret, environment(opts, server));
+    const code = await run(opts, url, secret, environment(opts, server));
+    passed = code === 0;
+    return code;
   } finally {
     await stopServer();
   }

@@ -26,20 +26,25 @@ export type CrashRunOptions = {
   kills: number;
   /** Kill once this many actions were acknowledged in the round. */
   acknowledgedBeforeKill: number;
+  log: (line: string) => void;
   /** Called with each server started, so a caller can stop it whatever happens. */
   onServer: (server: LocalServer | null) => void;
 };
 
 const VARS = { RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_PER_DAY: "100000000" };
 const SETTLE_TIMEOUT_MS = 30_000;
+const TRAFFIC_LIMIT_MS = 30_000;
 
 export async function crashRun(options: CrashRunOptions): Promise<CrashRound[]> {
   const users = idRange(options.users);
   const items = idRange(options.items, 500_000n);
   const model = new LikeModel();
   const rounds: CrashRound[] = [];
+  const log = options.log;
+  log("starting");
   let server = await startServer({ stateDir: options.stateDir, vars: VARS });
   options.onServer(server);
+  log(`started on ${server.url}`);
   const secret = server.secret;
   const tokens = await userTokens(users, secret);
   const service = await serviceToken(secret);
@@ -49,14 +54,19 @@ export async function crashRun(options: CrashRunOptions): Promise<CrashRound[]> 
       let http = new HttpClient(server.url, users.length);
       const traffic = await driveUntilKilled(http, server, model, tokens, items, options.acknowledgedBeforeKill, violations);
       http.close();
+      log(`round ${round + 1}: killed after ${traffic.acknowledged} acknowledged, ${traffic.inFlight} in flight`);
 
       server = await startServer({ stateDir: options.stateDir, vars: VARS, secret });
       options.onServer(server);
+      log(`round ${round + 1}: restarted on ${server.url}`);
       http = new HttpClient(server.url, 16);
       violations.push(...(await settleUndecided(http, model, tokens)));
       violations.push(...(await checkLikeSets(http, model, tokens, items)));
+      log(`round ${round + 1}: like sets checked, ${violations.length} violations`);
       const convergence = await awaitConvergence(http, model, SETTLE_TIMEOUT_MS);
-      const { drained } = await awaitOutboxesDrained(http, service, users, SETTLE_TIMEOUT_MS);
+      log(`round ${round + 1}: counts ${convergence.converged ? "converged" : "did not converge"} in ${convergence.ms} ms`);
+      const { drained, ms } = await awaitOutboxesDrained(http, service, users, SETTLE_TIMEOUT_MS);
+      log(`round ${round + 1}: outboxes ${drained ? "drained" : "not drained"} in ${ms} ms`);
       http.close();
       rounds.push({ ...traffic, violations, convergence, drained });
     }
@@ -108,7 +118,8 @@ async function driveUntilKilled(
   };
 
   const loops = [...tokens].map(([user, token]) => loop(user, token));
-  await enough;
+  // Bounded, so a server that stopped answering fails the checks instead of hanging the run.
+  await Promise.race([enough, new Promise((r) => setTimeout(r, TRAFFIC_LIMIT_MS))]);
   stopping = true;
   await server.kill();
   await Promise.all(loops);
