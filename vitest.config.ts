@@ -8,7 +8,7 @@ export default defineConfig({
     projects: [
       {
         plugins: [
-          cloudflareTest(async () => ({
+          cloudflareTest(async ({ inject }) => ({
             main: "./workers/index.ts",
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
@@ -18,6 +18,10 @@ export default defineConfig({
                 CORS_ORIGINS: "*",
                 RATE_LIMIT_PER_MINUTE: "30",
                 RATE_LIMIT_PER_DAY: "1000",
+                // The central store: the dynalite test/node/dynalite-setup.ts started.
+                ALTERNATOR_ENDPOINT: inject("alternatorEndpoint"),
+                ALTERNATOR_TABLE_PREFIX: "plaudit_",
+                ALTERNATOR_REGION: "us-east-1",
                 TEST_MIGRATIONS: await readD1Migrations("./migrations"),
               },
             },
@@ -27,6 +31,7 @@ export default defineConfig({
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
           setupFiles: ["./test/workers/setup.ts"],
+          globalSetup: ["./test/node/dynalite-setup.ts"],
         },
       },
     ],

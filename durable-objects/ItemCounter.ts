@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { COUNTER_TYPES, zeroCounts, type Counts } from "../shared/counters";
 import { isNewer, type EdgeChange } from "../shared/edges";
+import { EMITTER_SCHEMA, Emitter, type EmissionState } from "./lib/emitter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 
 const MIGRATIONS: readonly Migration[] = [
@@ -19,6 +20,7 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE meta (key TEXT PRIMARY KEY, value);
     `,
   },
+  { id: 2, sql: EMITTER_SCHEMA },
 ];
 
 type PendingApply = { changes: readonly EdgeChange[]; resolve: (counts: Counts) => void; reject: (error: unknown) => void };
@@ -38,6 +40,8 @@ export class ItemCounter extends DurableObject<Env> {
   readonly faults = { applyFailures: 0 };
 
   readonly #schema: SqlSchema;
+  /** Count snapshots and edge changes on their way to D1 and the central store. */
+  readonly emitter: Emitter;
   #counts: Counts = zeroCounts();
   #pending: PendingApply[] = [];
   #flushScheduled = false;
@@ -50,6 +54,14 @@ export class ItemCounter extends DurableObject<Env> {
         if ((COUNTER_TYPES as readonly string[]).includes(row.counter)) this.#counts[row.counter as keyof Counts] = row.value;
       }
     }
+    // The head is named by its item key (`post:123`), which the runtime gives back as ctx.id.name.
+    const name = ctx.id.name;
+    this.emitter = new Emitter(ctx, env.EVENTS, {
+      ns: "ITEM_COUNTER",
+      ready: () => this.#schema.ready,
+      identity: () => (name ? { name, item: name } : null),
+      counts: () => ({ ...this.#counts }),
+    });
   }
 
   /**
@@ -65,6 +77,30 @@ export class ItemCounter extends DurableObject<Env> {
         setTimeout(() => this.#flush(), 0);
       }
     });
+  }
+
+  /** The aggregator wrote these emissions to both stores. */
+  ackEmissions(emissions: readonly string[]): void {
+    this.emitter.ack(emissions);
+  }
+
+  /** What reconciliation compares the stores with. Writes nothing. */
+  emissionState(): EmissionState & { counts: Counts } {
+    return { ...this.emitter.state(), counts: { ...this.#counts } };
+  }
+
+  /** Reconciliation's repair: emit a fresh snapshot now, under a new sequence number. */
+  resnapshot(): void {
+    this.#schema.ensure();
+    this.ctx.storage.transactionSync(() => {
+      this.emitter.fold();
+      this.emitter.resnapshot();
+    });
+    this.emitter.wake(0);
+  }
+
+  override async alarm(): Promise<void> {
+    await this.emitter.alarm();
   }
 
   /** The item's counts. Writes nothing, so a read never costs a commit. */
@@ -84,6 +120,7 @@ export class ItemCounter extends DurableObject<Env> {
       this.#schema.ensure();
       const counts = { ...this.#counts };
       this.ctx.storage.transactionSync(() => {
+        this.emitter.fold();
         const touched = new Set<keyof Counts>();
         for (const { changes } of batch) {
           for (const change of changes) {
@@ -101,8 +138,10 @@ export class ItemCounter extends DurableObject<Env> {
             counts[counter],
           );
         }
+        if (touched.size > 0) this.emitter.recordCounts();
       });
       this.#counts = counts;
+      this.emitter.wake();
       for (const { resolve } of batch) resolve({ ...counts });
     } catch (error) {
       for (const { reject } of batch) reject(error);
@@ -129,6 +168,7 @@ export class ItemCounter extends DurableObject<Env> {
       change.inc,
       change.seq,
     );
+    this.emitter.recordEdge(change.user, change);
     return change.state - (current?.state ?? 0);
   }
 }

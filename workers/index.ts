@@ -1,8 +1,12 @@
 import { app } from "./app";
+import { aggregate } from "./pipeline/aggregator";
+import { scheduled } from "./scheduled";
 
 export { ItemCounter } from "../durable-objects/ItemCounter";
 export { UserLikes } from "../durable-objects/UserLikes";
 
 export default {
   fetch: app.fetch,
+  queue: aggregate,
+  scheduled,
 } satisfies ExportedHandler<Env>;
