@@ -94,7 +94,8 @@ export class ItemCounter extends DurableObject<Env> {
     this.#schema.ensure();
     this.ctx.storage.transactionSync(() => {
       this.emitter.fold();
-      this.emitter.resnapshot();
+      // A new sequence number for unchanged counts, so stores holding a wrong count at the old one take it.
+      this.emitter.recordCounts();
     });
     this.emitter.wake(0);
   }

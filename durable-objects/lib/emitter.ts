@@ -87,7 +87,6 @@ export class Emitter {
 
   readonly #boot = crypto.randomUUID().slice(0, 8);
   #nextEmission = 0;
-  #seq = 0;
   #ackedSeq = 0;
   #storedAckedSeq = 0;
   #snapshotSent: Sent | null = null;
@@ -105,10 +104,7 @@ export class Emitter {
     private readonly options: EmitterOptions,
   ) {
     if (options.ready()) {
-      for (const { key, value } of ctx.storage.sql.exec<{ key: string; value: number }>("SELECT key, value FROM emit_meta")) {
-        if (key === "seq") this.#seq = value;
-        if (key === "acked_seq") this.#ackedSeq = this.#storedAckedSeq = value;
-      }
+      this.#ackedSeq = this.#storedAckedSeq = this.#meta("acked_seq");
     }
     ctx.blockConcurrencyWhile(async () => {
       this.#alarmAt = await ctx.storage.getAlarm();
@@ -145,8 +141,7 @@ export class Emitter {
 
   /** Inside the head's transaction: its counts changed, so the snapshot gets a new sequence number. */
   recordCounts(): void {
-    this.#seq++;
-    this.#setMeta("seq", this.#seq);
+    this.#setMeta("seq", this.#seq() + 1);
     this.#dirty = true;
   }
 
@@ -176,15 +171,7 @@ export class Emitter {
   }
 
   state(): EmissionState {
-    return { seq: this.#seq, ackedSeq: this.#ackedSeq, pendingEdges: this.#unackedEdges().length };
-  }
-
-  /**
-   * Inside the head's transaction: a new snapshot of unchanged counts, so
-   * stores holding a wrong count at the current sequence take the fresh one.
-   */
-  resnapshot(): void {
-    this.recordCounts();
+    return { seq: this.#seq(), ackedSeq: this.#ackedSeq, pendingEdges: this.#unackedEdges().length };
   }
 
   /**
@@ -197,7 +184,9 @@ export class Emitter {
     this.#alarmAt = null;
     let failed = false;
     try {
-      if (this.options.ready()) this.ctx.storage.transactionSync(() => this.fold());
+      if (this.options.ready() && (this.#ackedEdges.size > 0 || this.#ackedSeq > this.#storedAckedSeq)) {
+        this.ctx.storage.transactionSync(() => this.fold());
+      }
       await this.#send(Date.now());
     } catch (error) {
       failed = true;
@@ -228,11 +217,12 @@ export class Emitter {
       !sent || sent.inc !== inc || sent.seq !== seq || sent.at + this.resendAfterMs <= now;
     const edges = this.#unackedEdges().filter((row) => due(this.#sentEdges.get(edgeKey(row.user, row.counter)), row.inc, row.seq));
     const counts = this.options.counts?.();
-    const snapshotDue = counts !== undefined && this.#seq > this.#ackedSeq && due(this.#snapshotSent ?? undefined, 0, this.#seq);
+    const seq = this.#seq();
+    const snapshotDue = counts !== undefined && seq > this.#ackedSeq && due(this.#snapshotSent ?? undefined, 0, seq);
     if (edges.length === 0 && !snapshotDue) return;
 
     for (const [id, flight] of this.#inFlight) if (flight.at + IN_FLIGHT_TTL_MS < now) this.#inFlight.delete(id);
-    const messages = this.#pack(identity, snapshotDue && counts ? { seq: this.#seq, counts } : null, edges);
+    const messages = this.#pack(identity, snapshotDue && counts ? { seq, counts } : null, edges);
     for (let i = 0; i < messages.length; i += MAX_SEND_BATCH) {
       const chunk = messages.slice(i, i + MAX_SEND_BATCH);
       if (this.faults.sendFailures > 0) {
@@ -296,7 +286,20 @@ export class Emitter {
   }
 
   #hasUnacked(): boolean {
-    return (this.options.counts !== undefined && this.#seq > this.#ackedSeq) || this.#unackedEdges().length > 0;
+    return (this.options.counts !== undefined && this.#seq() > this.#ackedSeq) || this.#unackedEdges().length > 0;
+  }
+
+  /**
+   * The snapshot's sequence, read from storage rather than cached: a rolled
+   * back transaction must not leave a sequence number behind that a later,
+   * different snapshot would reuse.
+   */
+  #seq(): number {
+    return this.options.ready() ? this.#meta("seq") : 0;
+  }
+
+  #meta(key: string): number {
+    return this.ctx.storage.sql.exec<{ value: number }>("SELECT value FROM emit_meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
   }
 
   #setMeta(key: string, value: number): void {

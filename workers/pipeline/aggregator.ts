@@ -62,6 +62,15 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env): Promise
 
   await acknowledge(env, parsed.filter(({ index }) => !failed.has(index)).map(({ emission }) => emission));
   batch.messages.forEach((message, index) => (failed.has(index) ? message.retry() : message.ack()));
+  console.log(
+    JSON.stringify({
+      event: "aggregated",
+      messages: batch.messages.length,
+      retried: failed.size,
+      snapshots: plan.snapshots.size,
+      edges: plan.edges.size,
+    }),
+  );
 }
 
 /**
