@@ -58,7 +58,7 @@ export type EmissionState = {
   pendingEdges: number;
 };
 
-type EdgeRow = { user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number };
+export type EdgeRow = { user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number };
 type Sent = { inc: number; seq: number; at: number };
 type InFlight = { snapshotSeq: number | null; edges: EdgeRow[]; at: number };
 
@@ -222,7 +222,13 @@ export class Emitter {
     if (edges.length === 0 && !snapshotDue) return;
 
     for (const [id, flight] of this.#inFlight) if (flight.at + IN_FLIGHT_TTL_MS < now) this.#inFlight.delete(id);
-    const messages = this.#pack(identity, snapshotDue && counts ? { seq, counts } : null, edges);
+    const messages = packEmission(
+      { ns: this.options.ns, name: identity.name },
+      identity.item,
+      snapshotDue && counts ? { seq, counts } : null,
+      edges,
+      () => `${this.#boot}.${++this.#nextEmission}`,
+    );
     for (let i = 0; i < messages.length; i += MAX_SEND_BATCH) {
       const chunk = messages.slice(i, i + MAX_SEND_BATCH);
       if (this.faults.sendFailures > 0) {
@@ -237,41 +243,6 @@ export class Emitter {
         for (const row of rows) this.#sentEdges.set(edgeKey(row.user, row.counter), { inc: row.inc, seq: row.seq, at: now });
       }
     }
-  }
-
-  /** Splits one emission into messages under the queue's size limit; the snapshot rides in the first. */
-  #pack(
-    identity: { name: string; item: string },
-    snapshot: Emission["snapshot"] | null,
-    edges: readonly EdgeRow[],
-  ): { body: Emission; rows: EdgeRow[] }[] {
-    const messages: { body: Emission; rows: EdgeRow[] }[] = [];
-    const open = (): { body: Emission; rows: EdgeRow[]; bytes: number } => ({
-      body: {
-        v: EMISSION_VERSION,
-        origin: { ns: this.options.ns, name: identity.name },
-        emission: `${this.#boot}.${++this.#nextEmission}`,
-        item: identity.item,
-        edges: [],
-      },
-      rows: [],
-      bytes: ENVELOPE_BYTES,
-    });
-    let current = open();
-    if (snapshot) current.body.snapshot = snapshot;
-    for (const row of edges) {
-      const edge: EmittedEdge = [row.user, row.counter, row.state, row.inc, row.seq];
-      const size = JSON.stringify(edge).length + 1;
-      if (current.rows.length > 0 && current.bytes + size > MAX_MESSAGE_BYTES) {
-        messages.push(current);
-        current = open();
-      }
-      current.body.edges.push(edge);
-      current.rows.push(row);
-      current.bytes += size;
-    }
-    messages.push(current);
-    return messages;
   }
 
   #unackedEdges(): EdgeRow[] {
@@ -314,4 +285,34 @@ export class Emitter {
     this.#alarmAt = at;
     void this.ctx.storage.setAlarm(at);
   }
+}
+
+/**
+ * Splits one emission into messages under the queue's size limit, each with
+ * its own emission id; the snapshot rides in the first.
+ */
+export function packEmission(
+  origin: Origin,
+  item: string,
+  snapshot: Emission["snapshot"] | null,
+  edges: readonly EdgeRow[],
+  nextId: () => string,
+): { body: Emission; rows: EdgeRow[] }[] {
+  const messages: { body: Emission; rows: EdgeRow[] }[] = [];
+  const open = () => ({ body: { v: EMISSION_VERSION, origin, emission: nextId(), item, edges: [] } as Emission, rows: [] as EdgeRow[], bytes: ENVELOPE_BYTES });
+  let current = open();
+  if (snapshot) current.body.snapshot = snapshot;
+  for (const row of edges) {
+    const edge: EmittedEdge = [row.user, row.counter, row.state, row.inc, row.seq];
+    const size = JSON.stringify(edge).length + 1;
+    if (current.rows.length > 0 && current.bytes + size > MAX_MESSAGE_BYTES) {
+      messages.push(current);
+      current = open();
+    }
+    current.body.edges.push(edge);
+    current.rows.push(row);
+    current.bytes += size;
+  }
+  messages.push(current);
+  return messages;
 }

@@ -14,7 +14,7 @@ export class AlternatorError extends Error {
     message: string,
   ) {
     super(`${type}: ${message}`);
-    this.retryable = status >= 500 || /Throttling|ProvisionedThroughputExceeded|RequestLimitExceeded/.test(type);
+    this.retryable = status === 0 || status >= 500 || /Throttling|ProvisionedThroughputExceeded|RequestLimitExceeded/.test(type);
   }
 
   get conditionFailed(): boolean {
@@ -39,11 +39,17 @@ export class Alternator {
   }
 
   async call<T = Record<string, unknown>>(operation: string, body: unknown): Promise<T> {
-    const response = await this.#client.fetch(this.config.endpoint, {
-      method: "POST",
-      headers: { "content-type": "application/x-amz-json-1.0", "x-amz-target": `DynamoDB_20120810.${operation}` },
-      body: JSON.stringify(body),
-    });
+    let response: Response;
+    try {
+      response = await this.#client.fetch(this.config.endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/x-amz-json-1.0", "x-amz-target": `DynamoDB_20120810.${operation}` },
+        body: JSON.stringify(body),
+      });
+    } catch (error) {
+      // A pooled connection the server had already closed fails like this; every call here is safe to repeat.
+      throw new AlternatorError("NetworkError", 0, String(error));
+    }
     // Alternator answers with application/x-amz-json-1.0, which the runtime does not treat as text.
     const text = new TextDecoder().decode(await response.arrayBuffer());
     const parsed = text === "" ? {} : (JSON.parse(text) as Record<string, unknown>);
