@@ -59,7 +59,8 @@ export type EmissionState = {
 };
 
 export type EdgeRow = { user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number };
-type Sent = { inc: number; seq: number; at: number };
+/** The version last sent, when, and how many times in a row that version was sent. */
+type Sent = { inc: number; seq: number; at: number; tries: number };
 type InFlight = { snapshotSeq: number | null; edges: EdgeRow[]; at: number };
 
 const edgeKey = (user: string, counter: string) => `${user}\u0000${counter}`;
@@ -213,8 +214,15 @@ export class Emitter {
     const identity = this.options.identity();
     if (!this.options.ready() || identity === null) return;
     this.#dirty = false;
+    // Each resend of the same version waits twice as long: a slow consumer is not buried under copies.
     const due = (sent: Sent | undefined, inc: number, seq: number) =>
-      !sent || sent.inc !== inc || sent.seq !== seq || sent.at + this.resendAfterMs <= now;
+      !sent || sent.inc !== inc || sent.seq !== seq || sent.at + Math.min(RETRY_CAP_MS, this.resendAfterMs * 2 ** (sent.tries - 1)) <= now;
+    const sentAgain = (sent: Sent | null | undefined, inc: number, seq: number): Sent => ({
+      inc,
+      seq,
+      at: now,
+      tries: sent && sent.inc === inc && sent.seq === seq ? sent.tries + 1 : 1,
+    });
     const edges = this.#unackedEdges().filter((row) => due(this.#sentEdges.get(edgeKey(row.user, row.counter)), row.inc, row.seq));
     const counts = this.options.counts?.();
     const seq = this.#seq();
@@ -239,8 +247,11 @@ export class Emitter {
       else await this.queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const })));
       for (const { body, rows } of chunk) {
         this.#inFlight.set(body.emission, { snapshotSeq: body.snapshot?.seq ?? null, edges: rows, at: now });
-        if (body.snapshot) this.#snapshotSent = { inc: 0, seq: body.snapshot.seq, at: now };
-        for (const row of rows) this.#sentEdges.set(edgeKey(row.user, row.counter), { inc: row.inc, seq: row.seq, at: now });
+        if (body.snapshot) this.#snapshotSent = sentAgain(this.#snapshotSent, 0, body.snapshot.seq);
+        for (const row of rows) {
+          const key = edgeKey(row.user, row.counter);
+          this.#sentEdges.set(key, sentAgain(this.#sentEdges.get(key), row.inc, row.seq));
+        }
       }
     }
   }

@@ -19,6 +19,7 @@ const CENTRAL_CONCURRENCY = 16;
  * it never holds back the rest of its batch.
  */
 export async function aggregate(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const started = Date.now();
   const parsed: { index: number; emission: Emission }[] = [];
   const failed = new Set<number>();
   batch.messages.forEach((message, index) => {
@@ -69,6 +70,7 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env): Promise
       retried: failed.size,
       snapshots: plan.snapshots.size,
       edges: plan.edges.size,
+      ms: Date.now() - started,
     }),
   );
 }
