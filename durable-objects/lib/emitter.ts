@@ -30,8 +30,14 @@ export const EMITTER_SCHEMA = `
 
 /** An object emits at most about once per this interval while it changes. */
 export const EMIT_INTERVAL_MS = 1_000;
-/** An emission not acknowledged after this long is sent again (then with backoff). */
-const RESEND_AFTER_MS = 10_000;
+/**
+ * An emission not acknowledged after this long is sent again, and each further
+ * resend of the same version waits twice as long, up to RESEND_CAP_MS: a slow
+ * consumer (acks late, not lost) must not be buried under copies.
+ */
+const RESEND_AFTER_MS = 30_000;
+const RESEND_CAP_MS = 5 * 60_000;
+/** Backoff cap while sending itself fails (the queue is down). */
 const RETRY_CAP_MS = 60_000;
 /** Sent emissions are remembered this long for their acks; a later ack only costs a resend. */
 const IN_FLIGHT_TTL_MS = 10 * 60_000;
@@ -203,7 +209,7 @@ export class Emitter {
         ? EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS)
         : this.#dirty
           ? EMIT_INTERVAL_MS
-          : this.resendAfterMs + backoffMs(this.#attempt, this.resendAfterMs, RETRY_CAP_MS);
+          : this.resendAfterMs + backoffMs(this.#attempt, this.resendAfterMs, RESEND_CAP_MS);
       this.#armAlarm(Date.now() + delay);
     } catch (error) {
       console.error(JSON.stringify({ event: "emission_rearm_failed", error: String(error) }));
@@ -214,9 +220,8 @@ export class Emitter {
     const identity = this.options.identity();
     if (!this.options.ready() || identity === null) return;
     this.#dirty = false;
-    // Each resend of the same version waits twice as long: a slow consumer is not buried under copies.
     const due = (sent: Sent | undefined, inc: number, seq: number) =>
-      !sent || sent.inc !== inc || sent.seq !== seq || sent.at + Math.min(RETRY_CAP_MS, this.resendAfterMs * 2 ** (sent.tries - 1)) <= now;
+      !sent || sent.inc !== inc || sent.seq !== seq || sent.at + Math.min(RESEND_CAP_MS, this.resendAfterMs * 2 ** (sent.tries - 1)) <= now;
     const sentAgain = (sent: Sent | null | undefined, inc: number, seq: number): Sent => ({
       inc,
       seq,

@@ -1,10 +1,11 @@
 import type { CentralStore } from "./central-store";
 import { centralStore } from "./central-tables";
 import { writeSnapshots } from "./d1-store";
-import { Emission } from "./messages";
+import { Emission, edgeVersion } from "./messages";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";
 import { settleAll } from "./settle";
+import { writtenCache } from "./written-cache";
 
 /** Central-store writes in flight at once, per batch. */
 const CENTRAL_CONCURRENCY = 16;
@@ -32,20 +33,29 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env): Promise
   });
 
   const plan = planBatch(parsed);
+  const cache = writtenCache(env);
+  const unwritten = <T>(entries: Map<string, Planned<T>>, kind: string, version: (value: T) => number) =>
+    [...entries]
+      .map(([key, planned]) => ({ key, cacheKey: `${kind}\u0000${key}`, version: version(planned.value), planned }))
+      .filter(({ cacheKey, version }) => !cache?.covers(cacheKey, version));
+  const snapshots = unwritten(plan.snapshots, "s", (snapshot) => snapshot.seq);
+  const edges = unwritten(plan.edges, "e", ({ edge }) => edgeVersion(edge[3], edge[4]));
+  const failedWrites = new Set<Planned<unknown>>();
   const fail = (planned: Planned<unknown>, error: unknown, store: string) => {
+    failedWrites.add(planned);
     for (const index of planned.messages) failed.add(index);
     console.error(JSON.stringify({ event: "store_write_failed", store, error: String(error) }));
   };
 
   try {
-    await writeSnapshots(env.DB, new Map([...plan.snapshots].map(([item, planned]) => [item, planned.value])));
+    await writeSnapshots(env.DB, new Map(snapshots.map(({ key: item, planned }) => [item, planned.value])));
   } catch (error) {
-    for (const planned of plan.snapshots.values()) fail(planned, error, "d1");
+    for (const { planned } of snapshots) fail(planned, error, "d1");
   }
 
   const writes = [
-    ...[...plan.snapshots].map(([item, planned]) => ({ planned, write: (s: CentralStore) => s.writeSnapshot(item, planned.value) })),
-    ...[...plan.edges.values()].map((planned) => ({ planned, write: (s: CentralStore) => s.writeEdge(planned.value.item, planned.value.edge) })),
+    ...snapshots.map(({ key: item, planned }) => ({ planned, write: (s: CentralStore) => s.writeSnapshot(item, planned.value) })),
+    ...edges.map(({ planned }) => ({ planned, write: (s: CentralStore) => s.writeEdge(planned.value.item, planned.value.edge) })),
   ];
   if (writes.length > 0) {
     try {
@@ -61,6 +71,8 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env): Promise
     }
   }
 
+  for (const { cacheKey, version, planned } of [...snapshots, ...edges]) if (!failedWrites.has(planned)) cache?.remember(cacheKey, version);
+
   await acknowledge(env, parsed.filter(({ index }) => !failed.has(index)).map(({ emission }) => emission));
   batch.messages.forEach((message, index) => (failed.has(index) ? message.retry() : message.ack()));
   console.log(
@@ -68,8 +80,9 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env): Promise
       event: "aggregated",
       messages: batch.messages.length,
       retried: failed.size,
-      snapshots: plan.snapshots.size,
-      edges: plan.edges.size,
+      snapshots: snapshots.length,
+      edges: edges.length,
+      alreadyWritten: plan.snapshots.size + plan.edges.size - snapshots.length - edges.length,
       ms: Date.now() - started,
     }),
   );
