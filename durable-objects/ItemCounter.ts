@@ -62,8 +62,10 @@ export type ItemDescription = {
   counts: Counts;
   hot: boolean;
   shards: number;
-  children: { index: number; likes: number; saves: number; seq: number; reported_at: string }[];
+  children: { index: number; likes: number; saves: number; seq: number; writes: number; reported_at: string }[];
   writes_per_sec: number;
+  /** Calls the head served since it started: after a split, `applies` should be a small share of the item's writes. */
+  calls: { applies: number; refused: number; reports: number; reads: number };
 };
 
 /** Views and shares are persisted at most this often: one commit for many events. */
@@ -249,8 +251,16 @@ export class ItemCounter extends DurableObject<Env> {
       shards: this.#shards,
       children: [...this.#children]
         .sort(([a], [b]) => a - b)
-        .map(([index, c]) => ({ index, likes: c.likes, saves: c.saves, seq: c.seq, reported_at: new Date(c.reportedAt).toISOString() })),
+        .map(([index, c]) => ({
+          index,
+          likes: c.likes,
+          saves: c.saves,
+          seq: c.seq,
+          writes: c.writes,
+          reported_at: new Date(c.reportedAt).toISOString(),
+        })),
       writes_per_sec: this.#rate.perSecond(Math.min(RATE_DISPLAY_SECONDS, Math.max(1, Math.ceil(this.#rate.observedSeconds(now)))), now),
+      calls: { applies: this.stats.applies, refused: this.stats.refused, reports: this.stats.reports, reads: this.stats.reads },
     };
   }
 

@@ -115,8 +115,17 @@ export const AdminItemResponse = z.object({
       likes: Count,
       saves: Count,
       seq: z.number().int().nonnegative(),
+      writes: z.number().int().nonnegative().meta({ description: "Changes the child has received in all" }),
       reported_at: z.iso.datetime(),
     }),
   ),
   writes_per_sec: z.number().nonnegative(),
+  calls: z
+    .object({
+      applies: z.number().int().nonnegative(),
+      refused: z.number().int().nonnegative(),
+      reports: z.number().int().nonnegative(),
+      reads: z.number().int().nonnegative(),
+    })
+    .meta({ description: "Calls the head served since it last started" }),
 });
