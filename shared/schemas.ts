@@ -30,6 +30,30 @@ export const LikeResponse = z.object({
 });
 export type LikeResponse = z.infer<typeof LikeResponse>;
 
+export const SaveResponse = z.object({
+  status: z.enum(["saved", "already_saved", "unsaved", "not_saved"]),
+  count: Count,
+  count_formatted: z.string(),
+  user_saved: z.boolean(),
+});
+export type SaveResponse = z.infer<typeof SaveResponse>;
+
+export const EventResponse = z.object({
+  status: z.literal("counted"),
+  count: Count,
+  count_formatted: z.string(),
+});
+export type EventResponse = z.infer<typeof EventResponse>;
+
+/**
+ * The optional Idempotency-Key header of a view or share: a retry with the
+ * same key within 24 hours counts once.
+ */
+export const IdempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, "must be 1 to 255 visible ASCII characters")
+  .optional();
+
 export const CountsObject = z.object({
   likes: Count,
   views: Count,
@@ -60,3 +84,48 @@ export const ErrorResponse = z.object({
   retry_after: z.number().int().positive().optional(),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;
+
+export const HealthResponse = z.object({ status: z.literal("ok") });
+
+export const AdminUserParams = z.object({ user_id: U64IdText });
+
+export const AdminUserResponse = z.object({
+  user_id: U64IdText,
+  pending_deliveries: Count.meta({ description: "Changes the item side has not acknowledged yet" }),
+});
+
+/** The OpenAPI document itself, as `GET /openapi.json` serves it (only its outline is promised). */
+export const OpenApiDocumentResponse = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+
+export const AdminItemParams = z.object({ item_type: ItemType, item_id: U64IdText });
+
+export const AdminItemResponse = z.object({
+  item_id: z.string(),
+  item_type: ItemType,
+  counts: CountsObject,
+  hot: z.boolean().meta({ description: "New likes and saves go to the item's children" }),
+  shards: z.number().int().nonnegative().meta({ description: "The item's N; 0 before its first hot period" }),
+  children: z.array(
+    z.object({
+      index: z.number().int().nonnegative(),
+      likes: Count,
+      saves: Count,
+      seq: z.number().int().nonnegative(),
+      writes: z.number().int().nonnegative().meta({ description: "Changes the child has received in all" }),
+      reported_at: z.iso.datetime(),
+    }),
+  ),
+  writes_per_sec: z.number().nonnegative(),
+  calls: z
+    .object({
+      applies: z.number().int().nonnegative(),
+      refused: z.number().int().nonnegative(),
+      reports: z.number().int().nonnegative(),
+      reads: z.number().int().nonnegative(),
+    })
+    .meta({ description: "Calls the head served since it last started" }),
+});

@@ -3,9 +3,13 @@ import { ApiError, unavailable } from "./lib/errors";
 import { cors } from "./middleware/cors";
 import { admin } from "./routes/admin";
 import { counts } from "./routes/counts";
+import { docs } from "./routes/docs";
+import { events } from "./routes/events";
 import { hasLiked } from "./routes/has-liked";
 import { health } from "./routes/health";
 import { likes } from "./routes/likes";
+import { openapi } from "./routes/openapi";
+import { saves } from "./routes/saves";
 import type { AppEnv } from "./types";
 
 const app = new Hono<AppEnv>();
@@ -13,9 +17,13 @@ const app = new Hono<AppEnv>();
 app.use("*", cors);
 app.route("/", health);
 app.route("/", likes);
+app.route("/", saves);
+app.route("/", events);
 app.route("/", counts);
 app.route("/", hasLiked);
 app.route("/", admin);
+app.route("/", openapi);
+app.route("/", docs);
 
 /** A known path asked with another method is a 405 naming the methods it has; anything else a 404. */
 function allowedMethods(path: string): string[] {

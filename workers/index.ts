@@ -3,6 +3,7 @@ import { aggregate } from "./pipeline/aggregator";
 import { scheduled } from "./scheduled";
 
 export { ItemCounter } from "../durable-objects/ItemCounter";
+export { ItemShard } from "../durable-objects/ItemShard";
 export { UserLikes } from "../durable-objects/UserLikes";
 
 export default {

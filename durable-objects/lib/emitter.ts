@@ -132,11 +132,15 @@ export class Emitter {
     }
   }
 
-  /** Inside the owner's transaction: an edge change the owner applied. */
+  /**
+   * Inside the owner's transaction: an edge change the owner accepted. An
+   * older version never replaces a newer one still waiting to be sent.
+   */
   recordEdge(user: string, change: Pick<EdgeChange, "counter" | "state" | "inc" | "seq">): void {
     this.ctx.storage.sql.exec(
       `INSERT INTO emit_edges (user, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq`,
+       ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq
+       WHERE excluded.inc > emit_edges.inc OR (excluded.inc = emit_edges.inc AND excluded.seq > emit_edges.seq)`,
       user,
       change.counter,
       change.state,
@@ -154,8 +158,15 @@ export class Emitter {
 
   /** Right after the owner's transaction: makes sure an alarm will send what was recorded. */
   wake(delayMs = EMIT_INTERVAL_MS): void {
-    if (!this.#dirty) return;
-    const at = Date.now() + delayMs;
+    if (this.#dirty) this.scheduleAlarm(Date.now() + delayMs);
+  }
+
+  /**
+   * An object has one alarm; everything in it that needs one asks here, and
+   * the earliest request wins. The owner's alarm() runs each user, and each
+   * asks again for its next time, so an early wake-up only runs a check early.
+   */
+  scheduleAlarm(at: number): void {
     if (this.#alarmAt === null || this.#alarmAt > at) this.#armAlarm(at);
   }
 
@@ -210,7 +221,7 @@ export class Emitter {
         : this.#dirty
           ? EMIT_INTERVAL_MS
           : this.resendAfterMs + backoffMs(this.#attempt, this.resendAfterMs, RESEND_CAP_MS);
-      this.#armAlarm(Date.now() + delay);
+      this.scheduleAlarm(Date.now() + delay);
     } catch (error) {
       console.error(JSON.stringify({ event: "emission_rearm_failed", error: String(error) }));
     }

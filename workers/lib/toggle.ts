@@ -3,7 +3,7 @@ import { itemKey, zeroCounts, type ToggleCounter } from "../../shared/counters";
 import type { ItemRef } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
 import { ApiError } from "./errors";
-import { lastKnownCounts, readCounts, rememberCounts } from "./count-reader";
+import { lastKnownCounts, readCounts, rememberCounts, type Runtime } from "./count-reader";
 import { userLikes } from "./objects";
 
 export type ToggleOutcome = { changed: boolean; count: number };
@@ -11,11 +11,12 @@ export type ToggleOutcome = { changed: boolean; count: number };
 /**
  * Sets one user's toggle (like or save) on an item through the user's object,
  * and works out the count to answer with: the item's total after the change
- * when the item side applied it within the request, otherwise the last total
+ * when the item's head applied it within the request, otherwise (a hot item's
+ * child applied it, or the item side did not answer in time) the last total
  * this Worker knew plus or minus the change, never below zero.
  */
 export async function setToggle(
-  env: Env,
+  rt: Runtime,
   userId: string,
   ref: ItemRef,
   counter: ToggleCounter,
@@ -23,7 +24,7 @@ export async function setToggle(
 ): Promise<ToggleOutcome> {
   const key = itemKey(ref.item_type, ref.item_id);
   const result = await withRetries(
-    async (): Promise<ToggleResult> => await userLikes(env, userId).toggle({ user: userId, item: key, counter, on }),
+    async (): Promise<ToggleResult> => await userLikes(rt.env, userId).toggle({ user: userId, item: key, counter, on }),
   );
   switch (result.kind) {
     case "rate_limited":
@@ -32,17 +33,19 @@ export async function setToggle(
       });
     case "changed": {
       if (result.counts) {
-        rememberCounts(key, result.counts);
+        rememberCounts(rt, key, result.counts);
         return { changed: true, count: result.counts[counter] };
       }
-      const known = lastKnownCounts(key);
+      // A hot item's child does not know the item's total: start from what
+      // this isolate knows, or a (cached, single-flight) read of the head.
+      const known = lastKnownCounts(key) ?? (await readCounts(rt, key).catch(() => undefined));
       const counts = { ...(known?.counts ?? zeroCounts()) };
       counts[counter] = Math.max(0, counts[counter] + (on ? 1 : -1));
-      rememberCounts(key, counts, known?.asOf);
+      rememberCounts(rt, key, counts, known?.asOf);
       return { changed: true, count: counts[counter] };
     }
     case "unchanged": {
-      const read = await readCounts(env, key).catch(() => lastKnownCounts(key));
+      const read = await readCounts(rt, key).catch(() => lastKnownCounts(key));
       return { changed: false, count: read?.counts[counter] ?? 0 };
     }
   }
