@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { textModules } from "./scripts/text-modules";
 
 export const TEST_SECRETS = "test-secret-primary,test-secret-rotated";
 
@@ -18,10 +19,13 @@ export default defineConfig({
                 CORS_ORIGINS: "*",
                 RATE_LIMIT_PER_MINUTE: "30",
                 RATE_LIMIT_PER_DAY: "1000",
+                // A busy test machine makes many requests "slow"; the slow-request log has its own test.
+                SLOW_REQUEST_MS: "60000",
                 TEST_MIGRATIONS: await readD1Migrations("./migrations"),
               },
             },
           })),
+          textModules(),
         ],
         test: {
           name: "workers",

@@ -4,5 +4,7 @@ declare namespace Cloudflare {
   interface Env {
     /** Comma-separated HS256 secrets: the first signs, all verify (rotation). */
     AUTH_SECRET: string;
+    /** Optional Workers Analytics Engine dataset that also receives metrics (see docs/operations.md). */
+    METRICS_ANALYTICS?: AnalyticsEngineDataset;
   }
 }
