@@ -1,6 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
-import { textModules } from "./scripts/text-modules";
+import { textModules } from "./scripts/text-modules.ts";
 
 export const TEST_SECRETS = "test-secret-primary,test-secret-rotated";
 
