@@ -33,6 +33,14 @@ export default defineConfig({
           setupFiles: ["./test/workers/setup.ts"],
         },
       },
+      {
+        // Plain Node: tests that start `npm start` themselves and kill it (the dashboard in a real browser).
+        test: {
+          name: "node",
+          include: ["test/node/**/*.test.ts"],
+          environment: "node",
+        },
+      },
     ],
   },
 });
