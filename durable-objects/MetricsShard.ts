@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { FlushBatch, ShardRead, WindowRead } from "../workers/metrics/protocol";
 import { copySeries, mergeAll, mergeSeries, seriesKey, type Series, type SeriesMap } from "../workers/metrics/series";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 
@@ -27,11 +28,6 @@ const ALERT_SLOTS = 60;
 /** A batch is recognised as already applied for this long; isolates resend within seconds, not hours. */
 const APPLIED_KEEP_MS = 60 * 60_000;
 const PRUNE_EVERY_MS = 60_000;
-
-/** What an isolate flushes: its changes since the last batch, numbered so a resend applies once. */
-export type FlushBatch = { source: string; seq: number; series: Series[] };
-export type WindowRead = { since: number; series: Series[] };
-export type ShardRead = { now: number; totals: Series[]; recent: WindowRead; alert: WindowRead };
 
 /**
  * One of the metrics shards: the sum of what the isolates hashed to it have

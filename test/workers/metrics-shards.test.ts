@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { FlushBatch } from "../../durable-objects/MetricsShard";
+import type { FlushBatch } from "../../workers/metrics/protocol";
 import { Recorder } from "../../workers/metrics/recorder";
 import { METRICS_SHARDS, shardName } from "../../workers/metrics/shards";
 import { call, freshId, like, newUser, tokenFor } from "./helpers";

@@ -7,7 +7,7 @@ import {
   LIKE_ROUTES,
   READ_ROUTES,
 } from "./measures";
-import type { MetricsRead } from "./shards";
+import type { MetricsRead } from "./protocol";
 
 /**
  * The monitoring thresholds, evaluated over the last five minutes (rates and

@@ -1,4 +1,4 @@
-import type { FlushBatch } from "../../durable-objects/MetricsShard";
+import type { FlushBatch } from "./protocol";
 import { writeAnalytics } from "./analytics";
 import { metrics } from "./recorder";
 import { shardFor } from "./shards";

@@ -14,7 +14,7 @@ import {
   topHotItems,
   type HotItem,
 } from "./measures";
-import type { MetricsRead } from "./shards";
+import type { MetricsRead } from "./protocol";
 
 type Quantiles = { p50: number; p99: number } | null;
 

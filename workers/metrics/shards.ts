@@ -1,5 +1,5 @@
-import type { ShardRead } from "../../durable-objects/MetricsShard";
-import { mergeAll, type Series, type SeriesMap } from "./series";
+import type { MetricsRead, ShardRead, Window } from "./protocol";
+import { mergeAll, type Series } from "./series";
 
 /**
  * How many metrics objects share the isolates' flushes. Each isolate always
@@ -28,11 +28,6 @@ function hash(text: string): number {
 export function shardFor(env: Env, source: string) {
   return env.METRICS_SHARD.get(env.METRICS_SHARD.idFromName(shardName(hash(source) % METRICS_SHARDS)));
 }
-
-export type Window = { seconds: number; series: SeriesMap };
-
-/** Every shard's series, added up; windows cover the last few seconds (`recent`) and five minutes (`alert`). */
-export type MetricsRead = { totals: SeriesMap; recent: Window; alert: Window };
 
 function window(reads: ShardRead[], pick: (r: ShardRead) => { since: number; series: Series[] }): Window {
   const since = Math.min(...reads.map((r) => pick(r).since));
