@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { renderExposition } from "../../workers/metrics/exposition";
 import { quantile } from "../../workers/metrics/histogram";
 import { Recorder } from "../../workers/metrics/recorder";
+import { mergeAll } from "../../workers/metrics/series";
+import { parseExposition, sample } from "./metrics-exposition";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -46,6 +49,16 @@ describe("the in-isolate recorder", () => {
     expect(r.idle).toBe(true);
     r.count("y_total");
     expect(r.take()).toEqual([{ kind: "counter", name: "plaudit_y_total", labels: {}, value: 1 }]);
+  });
+});
+
+describe("the exposition", () => {
+  it("escapes quotes, backslashes and newlines in label values, which read back unchanged", () => {
+    const r = new Recorder();
+    const odd = 'say "hi"\\now\nthen';
+    r.count("odd_total", { v: odd }, 2);
+    const families = parseExposition(renderExposition(mergeAll(new Map(), r.take()), []));
+    expect(sample(families, "plaudit_odd_total", { v: odd })).toBe(2);
   });
 });
 

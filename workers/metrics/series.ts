@@ -16,6 +16,7 @@ export type SeriesMap = Map<string, Series>;
 
 /** Prometheus' label value escaping: backslash, double quote and newline. */
 export function escapeLabelValue(value: string): string {
+  if (!/[\\"\n]/.test(value)) return value;
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
