@@ -19,6 +19,14 @@ export default defineConfig({
                 CORS_ORIGINS: "*",
                 RATE_LIMIT_PER_MINUTE: "30",
                 RATE_LIMIT_PER_DAY: "1000",
+                SAVE_RATE_LIMIT_PER_MINUTE: "30",
+                SAVE_RATE_LIMIT_PER_DAY: "1000",
+                VIEW_RATE_LIMIT_PER_MINUTE: "300",
+                SHARE_RATE_LIMIT_PER_MINUTE: "30",
+                READ_CACHE_MEMORY_TTL_MS: "1000",
+                READ_CACHE_EDGE_TTL_MS: "2000",
+                READ_RATE_LIMIT_PER_IP_PER_MINUTE: "0",
+                EVENT_FLUSH_MS: "1000",
                 // A busy test machine makes many requests "slow"; the slow-request log has its own test.
                 SLOW_REQUEST_MS: "60000",
                 TEST_MIGRATIONS: await readD1Migrations("./migrations"),
@@ -29,16 +37,18 @@ export default defineConfig({
         ],
         test: {
           name: "workers",
+          // Generous: CI machines have two cores; no test asserts on time.
+          testTimeout: 30_000,
           include: ["test/workers/**/*.test.ts"],
           setupFiles: ["./test/workers/setup.ts"],
         },
       },
       {
-        // Plain Node: tests that start `npm start` themselves and kill it (the dashboard in a real browser).
+        // Checks that need Node rather than workerd (tools that compile code at run time, child processes).
         test: {
           name: "node",
-          include: ["test/node/**/*.test.ts"],
           environment: "node",
+          include: ["test/node/**/*.test.ts"],
         },
       },
     ],

@@ -1,10 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { numberVar } from "../shared/config";
-import type { Counts, ToggleCounter } from "../shared/counters";
+import type { Counts, EventCounter, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { itemObjectName } from "../shared/object-names";
 import { backoffMs } from "../shared/retries";
-import { decide, type Limit } from "./lib/rate-limiter";
+import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 
 const MIGRATIONS: readonly Migration[] = [
@@ -42,6 +42,8 @@ const RETRY_CAP_MS = 5 * 60_000;
 
 export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean };
 
+export type EventPermit = { allowed: true } | { allowed: false; retryAfter: number };
+
 export type ToggleResult =
   | { kind: "rate_limited"; retryAfter: number }
   | { kind: "unchanged" }
@@ -66,6 +68,8 @@ export class UserLikes extends DurableObject<Env> {
   #inc = 1;
   #seq = 0;
   #tats = new Map<string, number>();
+  /** Event limiter state is memory only: a view must not cost a durable write. */
+  #eventTats = new Map<string, number>();
   /** Outbox rows the item side has applied; deleted by the next commit, never by one of their own. */
   #delivered = new Set<number>();
   #alarmAt: number | null = null;
@@ -92,7 +96,7 @@ export class UserLikes extends DurableObject<Env> {
 
   async toggle(request: ToggleRequest): Promise<ToggleResult> {
     const now = Date.now();
-    const decision = decide(this.#limits(), this.#tats, now);
+    const decision = decide(this.#toggleLimits(request.counter), this.#tats, now);
     if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
 
     this.#schema.ensure();
@@ -131,12 +135,25 @@ export class UserLikes extends DurableObject<Env> {
         .one();
       return { id: row.id, item: request.item, counter: request.counter, state: want, inc: this.#inc, seq } as OutboxRow;
     });
-    this.#tats = decision.next;
+    for (const [name, tat] of decision.next) this.#tats.set(name, tat);
     this.#user = request.user;
     if (written === null) return { kind: "unchanged" };
     this.#seq = written.seq;
     if (this.#alarmAt === null) this.#armAlarm(now + OUTBOX_SWEEP_MS);
     return { kind: "changed", counts: await this.#deliver(written.item, [written]) };
+  }
+
+  /**
+   * Admits one view or share under the user's per-minute limit. Kept in
+   * memory only, so an evicted object forgets it: a soft limit, never a commit.
+   */
+  allowEvent(counter: EventCounter): EventPermit {
+    const now = Date.now();
+    const limit = counter === "views" ? numberVar(this.env.VIEW_RATE_LIMIT_PER_MINUTE, 300) : numberVar(this.env.SHARE_RATE_LIMIT_PER_MINUTE, 30);
+    const decision = decide([{ name: counter, limit, periodMs: 60_000 }], this.#eventTats, now);
+    if (!decision.allowed) return { allowed: false, retryAfter: decision.retryAfterSeconds };
+    for (const [name, tat] of decision.next) this.#eventTats.set(name, tat);
+    return { allowed: true };
   }
 
   /** Exact: answered from this user's own edges, never from a count or a cache. */
@@ -234,10 +251,15 @@ export class UserLikes extends DurableObject<Env> {
     void this.ctx.storage.setAlarm(at);
   }
 
-  #limits(): Limit[] {
+  /** Likes and saves have separate buckets, each a per-minute and a per-day limit. */
+  #toggleLimits(counter: ToggleCounter): Limit[] {
+    const [perMinute, perDay] =
+      counter === "likes"
+        ? [numberVar(this.env.RATE_LIMIT_PER_MINUTE, 30), numberVar(this.env.RATE_LIMIT_PER_DAY, 1000)]
+        : [numberVar(this.env.SAVE_RATE_LIMIT_PER_MINUTE, 30), numberVar(this.env.SAVE_RATE_LIMIT_PER_DAY, 1000)];
     return [
-      { name: "minute", limit: numberVar(this.env.RATE_LIMIT_PER_MINUTE, 30), periodMs: 60_000 },
-      { name: "day", limit: numberVar(this.env.RATE_LIMIT_PER_DAY, 1000), periodMs: 86_400_000 },
+      { name: `${counter}:minute`, limit: perMinute, periodMs: 60_000 },
+      { name: `${counter}:day`, limit: perDay, periodMs: 86_400_000 },
     ];
   }
 }

@@ -5,6 +5,9 @@ export const MAX_U64 = 18446744073709551615n;
 
 const DIGITS_NO_LEADING_ZERO = /^(0|[1-9][0-9]{0,19})$/;
 
+/** What a JSON Schema can say of a canonical id (the range check past 20 digits is the refine's). */
+const ID_PATTERN = { pattern: DIGITS_NO_LEADING_ZERO.source };
+
 /**
  * True for the one canonical spelling of a uint64: digits only, no leading
  * zeros, no sign, no whitespace, at most 2^64-1. Ids are object names and
@@ -26,7 +29,7 @@ const ID_MESSAGE =
 export const U64Id = z
   .union(
     [
-      z.string().refine(isCanonicalU64),
+      z.string().refine(isCanonicalU64).meta(ID_PATTERN),
       z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(String),
     ],
     { error: ID_MESSAGE },
@@ -37,4 +40,4 @@ export const U64Id = z
 export const U64IdText = z
   .string({ error: ID_MESSAGE })
   .refine(isCanonicalU64, { error: ID_MESSAGE })
-  .meta({ description: "Unsigned 64-bit integer id as a canonical decimal string", example: "456" });
+  .meta({ ...ID_PATTERN, description: "Unsigned 64-bit integer id as a canonical decimal string", example: "456" });

@@ -30,6 +30,30 @@ export const LikeResponse = z.object({
 });
 export type LikeResponse = z.infer<typeof LikeResponse>;
 
+export const SaveResponse = z.object({
+  status: z.enum(["saved", "already_saved", "unsaved", "not_saved"]),
+  count: Count,
+  count_formatted: z.string(),
+  user_saved: z.boolean(),
+});
+export type SaveResponse = z.infer<typeof SaveResponse>;
+
+export const EventResponse = z.object({
+  status: z.literal("counted"),
+  count: Count,
+  count_formatted: z.string(),
+});
+export type EventResponse = z.infer<typeof EventResponse>;
+
+/**
+ * The optional Idempotency-Key header of a view or share: a retry with the
+ * same key within 24 hours counts once.
+ */
+export const IdempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, "must be 1 to 255 visible ASCII characters")
+  .optional();
+
 export const CountsObject = z.object({
   likes: Count,
   views: Count,
@@ -60,3 +84,58 @@ export const ErrorResponse = z.object({
   retry_after: z.number().int().positive().optional(),
 });
 export type ErrorResponse = z.infer<typeof ErrorResponse>;
+
+export const HealthResponse = z.object({ status: z.literal("ok") });
+
+export const AdminUserParams = z.object({ user_id: U64IdText });
+
+export const AdminUserResponse = z.object({
+  user_id: U64IdText,
+  pending_deliveries: Count.meta({ description: "Changes the item side has not acknowledged yet" }),
+});
+
+/** The OpenAPI document itself, as `GET /openapi.json` serves it (only its outline is promised). */
+export const OpenApiDocumentResponse = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+
+const Rate = z.number().min(0);
+const Ratio = z.number().min(0).max(1).nullable();
+const Quantiles = z.object({ p50: z.number(), p99: z.number() }).nullable();
+
+/** One alert rule's state: the value it compares with its threshold (null without data) and whether it fires. */
+export const DashboardAlert = z.object({
+  name: z.string(),
+  summary: z.string(),
+  threshold: z.number(),
+  value: z.number().nullable(),
+  firing: z.boolean(),
+});
+
+export const DashboardHotItem = z.object({
+  item: z.string().meta({ description: "Item key, `<item_type>:<item_id>`" }),
+  shards: z.number(),
+  writes_per_second: z.number().nullable(),
+});
+
+/** `GET /v1/admin/dashboard.json`: rates over the last 10 to 15 s, latest gauges, hot items and alerts. */
+export const DashboardData = z.object({
+  as_of: z.string(),
+  window_seconds: z.number().meta({ description: "Length of the window the rates are over" }),
+  likes_per_second: Rate,
+  unlikes_per_second: Rate,
+  reads_per_second: Rate,
+  error_rate: Ratio.meta({ description: "Share of requests answered 5xx; null without requests" }),
+  write_latency_ms: Quantiles,
+  read_latency_ms: Quantiles,
+  cache_hit_rate: Ratio,
+  dedup_rate: Ratio.meta({ description: "Share of likes that repeated an existing like" }),
+  rate_limited_per_second: Rate,
+  queue_lag_seconds: z.number().nullable(),
+  drift_ratio: z.number().nullable(),
+  hot_item_count: z.number().int().min(0),
+  hot_items: z.array(DashboardHotItem).max(10),
+  alerts: z.array(DashboardAlert),
+});

@@ -6,10 +6,14 @@ import { requestLog } from "./middleware/request-log";
 import { admin } from "./routes/admin";
 import { counts } from "./routes/counts";
 import { dashboard } from "./routes/dashboard";
+import { docs } from "./routes/docs";
+import { events } from "./routes/events";
 import { hasLiked } from "./routes/has-liked";
 import { health } from "./routes/health";
 import { likes } from "./routes/likes";
 import { metricsRoute } from "./routes/metrics";
+import { openapi } from "./routes/openapi";
+import { saves } from "./routes/saves";
 import type { AppEnv } from "./types";
 
 const app = new Hono<AppEnv>();
@@ -19,9 +23,13 @@ app.use("*", requestMetrics);
 app.use("*", cors);
 app.route("/", health);
 app.route("/", likes);
+app.route("/", saves);
+app.route("/", events);
 app.route("/", counts);
 app.route("/", hasLiked);
 app.route("/", admin);
+app.route("/", openapi);
+app.route("/", docs);
 app.route("/", metricsRoute);
 app.route("/", dashboard);
 

@@ -143,6 +143,21 @@ describe("access to the metrics", () => {
   });
 });
 
+describe("count reads", () => {
+  it("count the first read of an item as a cache miss and a repeat within the TTL as a memory hit", async () => {
+    const lookups = (families: Family[], cache: string, result: string) =>
+      sample(families, "plaudit_cache_lookups_total", { cache, result });
+    const before = await scrape(service);
+    const item = freshId();
+    for (let i = 0; i < 2; i++) expect((await call("GET", `/v1/count?item_id=${item}&item_type=post`)).status).toBe(200);
+    const after = await scrape(service);
+    expect({
+      miss: lookups(after, "all", "miss") - lookups(before, "all", "miss"),
+      memory: lookups(after, "memory", "hit") - lookups(before, "memory", "hit"),
+    }).toEqual({ miss: 1, memory: 1 });
+  });
+});
+
 describe("flushing", () => {
   it("reaches the metrics objects without a scrape: an isolate that goes quiet still reports", async () => {
     const item = freshId();

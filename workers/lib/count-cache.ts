@@ -15,8 +15,6 @@ const MAX_ENTRIES = 10_000;
 export class CountCache {
   readonly #entries = new Map<string, Entry>();
 
-  constructor(private readonly ttlMs: number) {}
-
   fresh(key: string, now: number): CachedCounts | undefined {
     const entry = this.#entries.get(key);
     return entry && entry.expiresAt > now ? entry : undefined;
@@ -26,9 +24,9 @@ export class CountCache {
     return this.#entries.get(key);
   }
 
-  put(key: string, value: CachedCounts, now: number): void {
+  put(key: string, value: CachedCounts, ttlMs: number, now: number): void {
     this.#entries.delete(key);
-    this.#entries.set(key, { ...value, expiresAt: now + this.ttlMs });
+    this.#entries.set(key, { counts: { ...value.counts }, asOf: value.asOf, expiresAt: now + ttlMs });
     if (this.#entries.size > MAX_ENTRIES) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);

@@ -4,7 +4,7 @@ import type { ItemRef } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../metrics/recorder";
 import { ApiError } from "./errors";
-import { lastKnownCounts, readCounts, rememberCounts } from "./count-reader";
+import { lastKnownCounts, readCounts, rememberCounts, type Runtime } from "./count-reader";
 import { userLikes } from "./objects";
 
 export type ToggleOutcome = { changed: boolean; count: number };
@@ -23,7 +23,7 @@ function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): str
  * this Worker knew plus or minus the change, never below zero.
  */
 export async function setToggle(
-  env: Env,
+  rt: Runtime,
   userId: string,
   ref: ItemRef,
   counter: ToggleCounter,
@@ -31,7 +31,7 @@ export async function setToggle(
 ): Promise<ToggleOutcome> {
   const key = itemKey(ref.item_type, ref.item_id);
   const result = await withRetries(
-    async (): Promise<ToggleResult> => await userLikes(env, userId).toggle({ user: userId, item: key, counter, on }),
+    async (): Promise<ToggleResult> => await userLikes(rt.env, userId).toggle({ user: userId, item: key, counter, on }),
   );
   metrics.count("toggle_outcomes_total", {
     counter,
@@ -44,17 +44,17 @@ export async function setToggle(
       });
     case "changed": {
       if (result.counts) {
-        rememberCounts(key, result.counts);
+        rememberCounts(rt, key, result.counts);
         return { changed: true, count: result.counts[counter] };
       }
       const known = lastKnownCounts(key);
       const counts = { ...(known?.counts ?? zeroCounts()) };
       counts[counter] = Math.max(0, counts[counter] + (on ? 1 : -1));
-      rememberCounts(key, counts, known?.asOf);
+      rememberCounts(rt, key, counts, known?.asOf);
       return { changed: true, count: counts[counter] };
     }
     case "unchanged": {
-      const read = await readCounts(env, key).catch(() => lastKnownCounts(key));
+      const read = await readCounts(rt, key).catch(() => lastKnownCounts(key));
       return { changed: false, count: read?.counts[counter] ?? 0 };
     }
   }

@@ -10,7 +10,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
     "Like and unlike calls by outcome (liked, already_liked, unliked, not_liked, rate_limited); saves likewise.",
   plaudit_rate_limited_total: "Requests refused with 429 by the per-user rate limiter, by route.",
   plaudit_errors_total: "Error responses by error code.",
-  plaudit_cache_lookups_total: "Count cache lookups by cache layer and result (hit or miss).",
+  plaudit_cache_lookups_total: "Item count reads by result: a hit names the cache tier that answered; a miss asked the object.",
   plaudit_shard_splits_total: "Items that turned hot and began writing to their shards.",
   plaudit_shard_merges_total: "Hot items that cooled and went back to writing at their head.",
   plaudit_hot_item_shards: "Shard count of a hot item, per item; disappears when no longer reported.",

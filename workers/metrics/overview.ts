@@ -1,3 +1,5 @@
+import type { z } from "zod";
+import type { DashboardData } from "../../shared/schemas";
 import type { AlertState } from "./alerts";
 import {
   cacheHitRate,
@@ -12,31 +14,13 @@ import {
   requestCount,
   serverErrorRate,
   topHotItems,
-  type HotItem,
 } from "./measures";
 import type { MetricsRead } from "./protocol";
 
 type Quantiles = { p50: number; p99: number } | null;
 
-/** The dashboard's data: rates over the last 10 to 15 seconds, latest gauges, and the alerts. */
-export type Overview = {
-  as_of: string;
-  window_seconds: number;
-  likes_per_second: number;
-  unlikes_per_second: number;
-  reads_per_second: number;
-  error_rate: number | null;
-  write_latency_ms: Quantiles;
-  read_latency_ms: Quantiles;
-  cache_hit_rate: number | null;
-  dedup_rate: number | null;
-  rate_limited_per_second: number;
-  queue_lag_seconds: number | null;
-  drift_ratio: number | null;
-  hot_item_count: number;
-  hot_items: HotItem[];
-  alerts: AlertState[];
-};
+/** The dashboard's data; its schema (and documentation) is DashboardData in shared/schemas.ts. */
+export type Overview = z.infer<typeof DashboardData>;
 
 function inMs(q: Quantiles): Quantiles {
   return q && { p50: q.p50 * 1000, p99: q.p99 * 1000 };

@@ -1,6 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
-import { U64IdText } from "../../shared/ids";
+import { AdminUserParams } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
 import { userLikes } from "../lib/objects";
 import { invalid } from "../lib/errors";
@@ -9,11 +8,9 @@ import type { AppEnv } from "../types";
 
 export const admin = new Hono<AppEnv>();
 
-const UserParam = z.object({ user_id: U64IdText });
-
 /** Operators' view of one user's object: changes the item side has not yet acknowledged. */
 admin.get("/v1/admin/users/:user_id", requireService, async (c) => {
-  const parsed = UserParam.safeParse(c.req.param());
+  const parsed = AdminUserParams.safeParse(c.req.param());
   if (!parsed.success) throw invalid("The user id is invalid.", [{ path: "user_id", message: parsed.error.issues[0]!.message }]);
   const { user_id } = parsed.data;
   const pending = await withRetries(async () => await userLikes(c.env, user_id).pendingDeliveries());

@@ -1,19 +1,24 @@
 import { Hono } from "hono";
 import { COUNTER_TYPES, itemKey, type Counts, type CounterType } from "../../shared/counters";
 import { CountQuery, CountsRequest } from "../../shared/schemas";
-import { unavailable } from "../lib/errors";
 import { readCounts } from "../lib/count-reader";
+import { unavailable } from "../lib/errors";
 import { readJson, readQuery } from "../lib/validation";
+import { readLimit } from "../middleware/read-limit";
 import type { AppEnv } from "../types";
 
 export const counts = new Hono<AppEnv>();
 
+/** Marks an answer served from the last known value because the item's object failed. */
+const STALE_HEADER = "x-stale-data";
+
 /** One item's four counters. An item nobody touched has all counts 0. */
-counts.get("/v1/count", async (c) => {
+counts.get("/v1/count", readLimit, async (c) => {
   const { item_id, item_type } = readQuery(c, CountQuery);
-  const read = await readCounts(c.env, itemKey(item_type, item_id)).catch(() => {
+  const read = await readCounts({ env: c.env, ctx: c.executionCtx }, itemKey(item_type, item_id)).catch(() => {
     throw unavailable("The item's counts cannot be read right now.");
   });
+  if (read.stale) c.header(STALE_HEADER, "true");
   return c.json({
     item_id,
     item_type,
@@ -28,22 +33,26 @@ function pick(all: Counts, types: readonly CounterType[]): Partial<Counts> {
 }
 
 /** Up to 100 items at once, read in parallel with one object call per distinct item. */
-counts.post("/v1/counts", async (c) => {
+counts.post("/v1/counts", readLimit, async (c) => {
   const started = Date.now();
   const { items, counter_types } = await readJson(c, CountsRequest);
   const types = counter_types ? [...new Set(counter_types)] : COUNTER_TYPES;
   const keys = [...new Set(items.map((i) => itemKey(i.item_type, i.item_id)))];
-  const reads = await Promise.allSettled(keys.map((key) => readCounts(c.env, key)));
+  const rt = { env: c.env, ctx: c.executionCtx };
+  const reads = await Promise.allSettled(keys.map((key) => readCounts(rt, key)));
   const result: Record<string, Partial<Counts> | null> = {};
   let failed = 0;
+  let stale = false;
   reads.forEach((read, i) => {
     if (read.status === "fulfilled") {
       result[keys[i]!] = pick(read.value.counts, types);
+      stale ||= read.value.stale;
     } else {
       result[keys[i]!] = null;
       failed++;
     }
   });
   if (failed === keys.length) throw unavailable("None of the items' counts can be read right now.");
+  if (stale) c.header(STALE_HEADER, "true");
   return c.json({ counts: result, took_ms: Date.now() - started, ...(failed > 0 ? { partial: true } : {}) });
 });

@@ -11,7 +11,8 @@ export const likes = new Hono<AppEnv>();
 /** Like an item: counts once per user, ever; a repeat answers `already_liked`. */
 likes.post("/v1/like", requireUser, async (c) => {
   const ref = await readJson(c, ItemRef);
-  const { changed, count } = await setToggle(c.env, c.get("principal").userId, ref, "likes", true);
+  const rt = { env: c.env, ctx: c.executionCtx };
+  const { changed, count } = await setToggle(rt, c.get("principal").userId, ref, "likes", true);
   return c.json<LikeResponse>({
     status: changed ? "liked" : "already_liked",
     count,
@@ -23,7 +24,8 @@ likes.post("/v1/like", requireUser, async (c) => {
 /** Unlike an item: a repeat (or an unlike of something never liked) answers `not_liked`. */
 likes.delete("/v1/like", requireUser, async (c) => {
   const ref = await readJson(c, ItemRef);
-  const { changed, count } = await setToggle(c.env, c.get("principal").userId, ref, "likes", false);
+  const rt = { env: c.env, ctx: c.executionCtx };
+  const { changed, count } = await setToggle(rt, c.get("principal").userId, ref, "likes", false);
   return c.json<LikeResponse>({
     status: changed ? "unliked" : "not_liked",
     count,

@@ -1,0 +1,205 @@
+import { PlauditError } from "./errors.js";
+import { backoffMs, RETRYABLE_STATUSES, retryAfterSeconds, sleep } from "./retry.js";
+import type {
+  CounterType,
+  CountResult,
+  CountsResult,
+  ErrorBody,
+  HasLikedResult,
+  Id,
+  ItemRef,
+  ItemType,
+  LikeResult,
+} from "./types.js";
+
+export type ClientOptions = {
+  /** Where the API is, e.g. `https://plaudit.example.com`. */
+  baseUrl: string;
+  /** A bearer token, or a function that returns a fresh one for each call. */
+  token?: string | (() => string | Promise<string>);
+  /** Defaults to the global fetch. */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Time budget of one call, retries and their waits included (default 10 s). */
+  timeoutMs?: number;
+  /** Most retries of a 429 or 503 per call (default 2). */
+  maxRetries?: number;
+  /** A Retry-After longer than this is not waited for: the call fails with the error at once (default 5 s). */
+  maxRetryDelayMs?: number;
+  /** How to wait between attempts (tests pass one that does not really wait). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Makes Idempotency-Key values (default `crypto.randomUUID`). */
+  idempotencyKey?: () => string;
+};
+
+export type CallOptions = {
+  signal?: AbortSignal;
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number;
+};
+
+export type RequestOptions = CallOptions & {
+  query?: Record<string, string | number | undefined>;
+  /** Sent as JSON. */
+  body?: unknown;
+  /**
+   * Send an Idempotency-Key: one value per call, the same on each of its
+   * retries, so a retried event counts once. On by default for event
+   * endpoints (`POST /v1/view`, `POST /v1/share`).
+   */
+  idempotent?: boolean;
+};
+
+/** Plain event counts: a retry without an Idempotency-Key could count twice. */
+const EVENT_ENDPOINTS: ReadonlySet<string> = new Set(["POST /v1/view", "POST /v1/share"]);
+
+const TIMED_OUT = Symbol("timed out");
+
+/**
+ * A client of the plaudit API. Each method is one logical call: a 429 or 503
+ * is retried (at most `maxRetries` times) after the Retry-After the API
+ * names, within the call's time budget; any other error, or one whose wait
+ * would not fit, is thrown as a {@link PlauditError}.
+ */
+export class PlauditClient {
+  readonly #baseUrl: string;
+  readonly #token: ClientOptions["token"];
+  readonly #fetch: (request: Request) => Promise<Response>;
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+  readonly #maxRetryDelayMs: number;
+  readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly #newKey: () => string;
+
+  constructor(options: ClientOptions) {
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.#token = options.token;
+    this.#fetch = options.fetch ?? ((request) => fetch(request));
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#maxRetries = options.maxRetries ?? 2;
+    this.#maxRetryDelayMs = options.maxRetryDelayMs ?? 5_000;
+    this.#sleep = options.sleep ?? sleep;
+    this.#newKey = options.idempotencyKey ?? (() => crypto.randomUUID());
+  }
+
+  /** Like an item: `liked`, or `already_liked` when the user already did (nothing counted). */
+  like(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<LikeResult> {
+    return this.request("POST", "/v1/like", { ...options, body: { item_id: itemId, item_type: itemType } });
+  }
+
+  /** Unlike an item: `unliked`, or `not_liked`. */
+  unlike(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<LikeResult> {
+    return this.request("DELETE", "/v1/like", { ...options, body: { item_id: itemId, item_type: itemType } });
+  }
+
+  /** One item's four counts (zeros for an item nobody touched). */
+  count(itemId: string, itemType: ItemType, options?: CallOptions): Promise<CountResult> {
+    return this.request("GET", "/v1/count", { ...options, query: { item_id: itemId, item_type: itemType } });
+  }
+
+  /** Counts of 1 to 100 items, keyed `item_type:item_id`; all four counters unless `counterTypes` says. */
+  counts(items: readonly ItemRef[], counterTypes?: readonly CounterType[], options?: CallOptions): Promise<CountsResult> {
+    return this.request("POST", "/v1/counts", {
+      ...options,
+      body: counterTypes ? { items, counter_types: counterTypes } : { items },
+    });
+  }
+
+  /** Which of 1 to 100 items the caller likes (exact). */
+  hasLiked(itemIds: readonly Id[], itemType: ItemType, options?: CallOptions): Promise<HasLikedResult> {
+    return this.request("POST", "/v1/has_liked", { ...options, body: { item_ids: itemIds, item_type: itemType } });
+  }
+
+  /** Any endpoint, with the same auth, retries, timeout and typed errors as the methods above. */
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
+    const onAbort = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const idempotent = options.idempotent ?? EVENT_ENDPOINTS.has(`${method.toUpperCase()} ${path}`);
+    const key = idempotent ? this.#newKey() : undefined;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const response = await this.#send(method, path, options, key, controller.signal);
+        if (response.ok) return (await readBody(response)) as T;
+        const error = await toError(response);
+        const waitMs = this.#retryWait(error, attempt, deadline);
+        if (waitMs === undefined) throw error;
+        await this.#sleep(waitMs, controller.signal);
+      }
+    } catch (error) {
+      if (controller.signal.reason === TIMED_OUT) {
+        throw new PlauditError(0, "timeout", `${method} ${path} did not complete within ${timeoutMs} ms.`);
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** How long to wait before retrying, or undefined to give up with this error. */
+  #retryWait(error: PlauditError, attempt: number, deadline: number): number | undefined {
+    if (!RETRYABLE_STATUSES.has(error.status) || attempt >= this.#maxRetries) return undefined;
+    const ms = error.retryAfter !== undefined ? error.retryAfter * 1000 : backoffMs(attempt);
+    if (ms > this.#maxRetryDelayMs || Date.now() + ms >= deadline) return undefined;
+    return ms;
+  }
+
+  async #send(method: string, path: string, options: RequestOptions, key: string | undefined, signal: AbortSignal) {
+    const headers = new Headers({ accept: "application/json" });
+    const token = typeof this.#token === "function" ? await this.#token() : this.#token;
+    if (token) headers.set("authorization", `Bearer ${token}`);
+    if (key) headers.set("idempotency-key", key);
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers.set("content-type", "application/json");
+      body = JSON.stringify(options.body);
+    }
+    const request = new Request(this.#url(path, options.query), { method, headers, body, signal });
+    try {
+      return await this.#fetch(request);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new PlauditError(0, "network_error", `${method} ${path} failed: ${String((error as Error)?.message ?? error)}`);
+    }
+  }
+
+  #url(path: string, query: RequestOptions["query"]): string {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) params.set(name, String(value));
+    }
+    const search = params.toString();
+    return `${this.#baseUrl}${path}${search ? `?${search}` : ""}`;
+  }
+}
+
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (!(response.headers.get("content-type") ?? "").includes("json")) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new PlauditError(response.status, "invalid_response", "The API answered with malformed JSON.");
+  }
+}
+
+async function toError(response: Response): Promise<PlauditError> {
+  let body: Partial<ErrorBody> = {};
+  try {
+    body = (await response.json()) as Partial<ErrorBody>;
+  } catch {
+    // Not the API's JSON error (a proxy's page, say): the status alone speaks.
+  }
+  const retryAfter = retryAfterSeconds(response.headers.get("retry-after"), body.retry_after);
+  return new PlauditError(
+    response.status,
+    typeof body.error === "string" ? body.error : `http_${response.status}`,
+    typeof body.message === "string" ? body.message : `The API answered ${response.status}.`,
+    Array.isArray(body.details) ? body.details : [],
+    retryAfter,
+  );
+}

@@ -1,0 +1,15 @@
+export { PlauditClient, type CallOptions, type ClientOptions, type RequestOptions } from "./client.js";
+export { PlauditError, type ErrorCode } from "./errors.js";
+export type {
+  CounterType,
+  Counts,
+  CountResult,
+  CountsResult,
+  ErrorBody,
+  ErrorDetail,
+  HasLikedResult,
+  Id,
+  ItemRef,
+  ItemType,
+  LikeResult,
+} from "./types.js";

@@ -1,0 +1,46 @@
+/**
+ * The API's request and answer shapes. They mirror the zod schemas in the
+ * service's shared/schemas.ts; the service's typecheck fails when they drift
+ * (test/workers/client.test.ts compares them).
+ */
+export type ItemType = "post" | "reel" | "comment";
+export type CounterType = "likes" | "saves" | "views" | "shares";
+export type Counts = { likes: number; views: number; shares: number; saves: number };
+
+/** An id is an unsigned 64-bit integer as a canonical decimal string; a safe integer is accepted too. */
+export type Id = string | number;
+export type ItemRef = { item_id: Id; item_type: ItemType };
+
+export type LikeResult = {
+  status: "liked" | "already_liked" | "unliked" | "not_liked";
+  count: number;
+  count_formatted: string;
+  user_liked: boolean;
+};
+
+export type CountResult = {
+  item_id: string;
+  item_type: ItemType;
+  counts: Counts;
+  cached: boolean;
+  as_of: string;
+};
+
+export type CountsResult = {
+  /** Keyed `item_type:item_id`; `null` for an item that could not be read. */
+  counts: Record<string, Partial<Counts> | null>;
+  took_ms: number;
+  partial?: true;
+};
+
+export type HasLikedResult = { liked: Record<string, boolean> };
+
+export type ErrorDetail = { path: string; message: string };
+
+/** The API's one error shape. */
+export type ErrorBody = {
+  error: string;
+  message: string;
+  details?: ErrorDetail[];
+  retry_after?: number;
+};

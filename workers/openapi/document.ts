@@ -1,0 +1,151 @@
+import { ErrorResponse } from "../../shared/schemas";
+import type { Endpoint } from "./endpoint";
+import { ERROR_SPECS, errorStatuses } from "./errors";
+import { SchemaComponents, toJsonSchema, type JsonSchema } from "./json-schema";
+import { ENDPOINTS } from "./registry";
+
+const DESCRIPTION = `Edge-first exact like counter: likes, unlikes, saves, views and shares.
+
+- JSON in, JSON out. Ids (\`user_id\`, \`item_id\`) are unsigned 64-bit integers as canonical decimal strings (\`"456"\`); in a body a safe JSON integer is accepted too.
+- Every error is \`{"error": "<code>", "message": "..."}\`, plus \`details\` (\`[{path, message}]\`, dotted paths) for validation errors and \`retry_after\` (seconds, also in \`Retry-After\`) for 429 and 503.
+- Checks run in this order and the first that fails answers: unknown path 404; known path with another method 405 (with \`Allow\`); missing or bad token 401; wrong role 403; body over 16 KiB 413; body not \`application/json\` 415; invalid body or query 400; rate limit 429.
+- Authentication: \`Authorization: Bearer <JWT>\` (HS256, with \`sub\` and \`exp\`). The user is the token's \`sub\`, never a body field. Service endpoints need \`role: "service"\`.
+- Unknown body fields are ignored.`;
+
+const BEARER = "bearerAuth";
+
+const TAGS = [
+  { name: "likes", description: "Per-user likes, exactly deduplicated" },
+  { name: "counts", description: "Reading counters" },
+  { name: "admin", description: "Operators' endpoints (service token)" },
+  { name: "meta", description: "Liveness and this reference" },
+];
+
+function examples(values: Record<string, unknown>): Record<string, { value: unknown }> {
+  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, { value }]));
+}
+
+function parameters(input: Endpoint["params"] | Endpoint["query"], location: "path" | "query"): JsonSchema[] {
+  if (!input) return [];
+  const json = toJsonSchema(input.schema, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return {
+      name,
+      in: location,
+      required: location === "path" || (json.required ?? []).includes(name),
+      ...(description !== undefined ? { description } : {}),
+      schema: rest,
+      ...(input.example[name] !== undefined ? { example: input.example[name] } : {}),
+    };
+  });
+}
+
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: "One value per logical call, repeated on its retries, so a retried event counts once.",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
+};
+
+function operation(endpoint: Endpoint, components: SchemaComponents): JsonSchema {
+  const { body, response } = endpoint;
+  const params = [
+    ...parameters(endpoint.params, "path"),
+    ...parameters(endpoint.query, "query"),
+    ...(endpoint.idempotencyKey ? [IDEMPOTENCY_KEY] : []),
+  ];
+  const responses: Record<string, JsonSchema> = {
+    "200": {
+      description: response.description,
+      content: {
+        [response.contentType ?? "application/json"]: {
+          schema: components.ref(response.schema, "output"),
+          examples: examples(response.examples),
+        },
+      },
+    },
+  };
+  for (const status of errorStatuses(endpoint)) {
+    responses[String(status)] = { $ref: `#/components/responses/${ERROR_SPECS[status]!.name}` };
+  }
+  const roleNote = endpoint.auth === "service" ? ' Needs a token with `role: "service"`.' : "";
+  return {
+    operationId: endpoint.operationId,
+    tags: [endpoint.tag],
+    summary: endpoint.summary,
+    ...(endpoint.description || roleNote ? { description: `${endpoint.description ?? ""}${roleNote}`.trim() } : {}),
+    ...(endpoint.auth === "none" ? {} : { security: [{ [BEARER]: [] }] }),
+    ...(params.length > 0 ? { parameters: params } : {}),
+    ...(body
+      ? {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: components.ref(body.schema, "input"), examples: examples(body.examples) } },
+          },
+        }
+      : {}),
+    responses,
+  };
+}
+
+function errorResponses(components: SchemaComponents): Record<string, JsonSchema> {
+  const shape = components.ref(ErrorResponse, "output");
+  return Object.fromEntries(
+    Object.values(ERROR_SPECS).map((spec) => [
+      spec.name,
+      {
+        description: spec.description,
+        ...(spec.headers ? { headers: spec.headers } : {}),
+        content: {
+          "application/json": {
+            schema: { allOf: [shape, { type: "object", properties: { error: { const: spec.code } } }] },
+            example: spec.example,
+          },
+        },
+      },
+    ]),
+  );
+}
+
+function build(endpoints: readonly Endpoint[]): JsonSchema {
+  const components = new SchemaComponents();
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const endpoint of endpoints) {
+    (paths[endpoint.path] ??= {})[endpoint.method] = operation(endpoint, components);
+  }
+  const responses = errorResponses(components);
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "plaudit",
+      version: "1.0.0",
+      description: DESCRIPTION,
+      license: { name: "Apache-2.0", identifier: "Apache-2.0" },
+    },
+    servers: [{ url: "/", description: "The deployment serving this document" }],
+    tags: TAGS,
+    paths,
+    components: {
+      schemas: components.schemas,
+      responses,
+      securitySchemes: {
+        [BEARER]: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: 'HS256 JWT with `sub` (the user id) and `exp`; `role: "service"` for service endpoints. `npm run token` mints one locally.',
+        },
+      },
+    },
+  };
+}
+
+let built: JsonSchema | undefined;
+
+/** The OpenAPI 3.1 document, built once per isolate from the endpoint registry. */
+export function openApiDocument(): JsonSchema {
+  built ??= build(ENDPOINTS);
+  return built;
+}

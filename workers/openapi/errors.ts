@@ -1,0 +1,90 @@
+import type { Auth, Endpoint } from "./endpoint";
+
+type ErrorSpec = {
+  name: string;
+  code: string;
+  description: string;
+  example: Record<string, unknown>;
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
+};
+
+const RETRY_AFTER = {
+  "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer", minimum: 1 } },
+};
+
+/** Every error status of the API contract, each with the one JSON error shape. */
+export const ERROR_SPECS: Record<number, ErrorSpec> = {
+  400: {
+    name: "InvalidRequest",
+    code: "invalid_request",
+    description: "Bad JSON, wrong types, out-of-range ids, unknown item or counter type, too many items. `details` lists every problem.",
+    example: {
+      error: "invalid_request",
+      message: "The request body is invalid.",
+      details: [{ path: "item_type", message: "must be one of post, reel, comment" }],
+    },
+  },
+  401: {
+    name: "Unauthorized",
+    code: "unauthorized",
+    description: "Missing, malformed, expired or badly signed bearer token.",
+    example: { error: "unauthorized", message: "An Authorization: Bearer <token> header is required." },
+    headers: { "WWW-Authenticate": { description: "`Bearer realm=\"plaudit\"`", schema: { type: "string" } } },
+  },
+  403: {
+    name: "Forbidden",
+    code: "forbidden",
+    description: "The token is valid but its role may not call this endpoint.",
+    example: { error: "forbidden", message: "This endpoint needs a service token." },
+  },
+  404: {
+    name: "NotFound",
+    code: "not_found",
+    description: "No such endpoint (or no such resource).",
+    example: { error: "not_found", message: "No such endpoint: /v1/nope." },
+  },
+  405: {
+    name: "MethodNotAllowed",
+    code: "method_not_allowed",
+    description: "A known path asked with another method; `Allow` names the methods it has.",
+    example: { error: "method_not_allowed", message: "PUT is not allowed here; use DELETE, POST." },
+    headers: { Allow: { description: "The methods this path answers", schema: { type: "string" } } },
+  },
+  413: {
+    name: "PayloadTooLarge",
+    code: "payload_too_large",
+    description: "The request body is over 16 KiB.",
+    example: { error: "payload_too_large", message: "The request body must be at most 16384 bytes." },
+  },
+  415: {
+    name: "UnsupportedMediaType",
+    code: "unsupported_media_type",
+    description: "The request body is not `application/json`.",
+    example: { error: "unsupported_media_type", message: "The request body must be application/json." },
+  },
+  429: {
+    name: "RateLimited",
+    code: "rate_limited",
+    description: "Too many requests for this user; wait `Retry-After` seconds.",
+    example: { error: "rate_limited", message: "Too many requests for this user; retry later.", retry_after: 2 },
+    headers: RETRY_AFTER,
+  },
+  503: {
+    name: "Unavailable",
+    code: "unavailable",
+    description: "The service cannot answer right now; retry after `Retry-After` seconds.",
+    example: { error: "unavailable", message: "The service is busy; retry shortly.", retry_after: 1 },
+    headers: RETRY_AFTER,
+  },
+};
+
+const AUTH_ERRORS: Record<Auth, number[]> = { none: [], user: [401], service: [401, 403] };
+
+/** The statuses one endpoint can answer with, in the order its checks run. */
+export function errorStatuses(endpoint: Endpoint): number[] {
+  const statuses = new Set<number>(AUTH_ERRORS[endpoint.auth]);
+  if (endpoint.body) [413, 415, 400].forEach((s) => statuses.add(s));
+  if (endpoint.params || endpoint.query) statuses.add(400);
+  endpoint.errors?.forEach((s) => statuses.add(s));
+  return [...statuses].sort((a, b) => a - b);
+}

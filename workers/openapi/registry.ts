@@ -1,0 +1,342 @@
+/**
+ * The API's endpoints, one entry each: the OpenAPI document (`GET /openapi.json`,
+ * `docs/openapi.json`) is generated from this list and the zod schemas it names.
+ *
+ * Adding an endpoint? Write the Hono route as usual, then add ONE entry here:
+ * method, path in OpenAPI syntax (`{id}`, not `:id`), auth, the schemas the
+ * route validates with and answers with (export them from shared/schemas.ts:
+ * exported schemas become named components), and an example of each. Errors
+ * implied by auth, params, query and body are added for you; list only the
+ * others (`errors: [429, 503]`). Then run `npm run openapi` and commit
+ * docs/openapi.json. test/workers/openapi.test.ts fails while a route of the
+ * app has no entry here (or an entry names a route the app lacks), and while
+ * docs/openapi.json is stale. See docs/api-reference.md.
+ */
+import { z } from "zod";
+import {
+  AdminUserParams,
+  AdminUserResponse,
+  CountQuery,
+  CountResponse,
+  CountsRequest,
+  CountsResponse,
+  DashboardData,
+  EventResponse,
+  HasLikedRequest,
+  HasLikedResponse,
+  HealthResponse,
+  ItemRef,
+  LikeResponse,
+  OpenApiDocumentResponse,
+  SaveResponse,
+} from "../../shared/schemas";
+import type { Endpoint } from "./endpoint";
+
+const AS_OF = "2026-11-30T09:00:00.000Z";
+
+const ITEM_BODY = { schema: ItemRef, examples: { post: { item_id: "456", item_type: "post" } } };
+
+export const ENDPOINTS: readonly Endpoint[] = [
+  {
+    method: "post",
+    path: "/v1/like",
+    operationId: "like",
+    tag: "likes",
+    summary: "Like an item",
+    description:
+      "Counts once per user, ever: a repeat answers `already_liked` and counts nothing. `count` is the item's total after this change. Every validated call counts against the user's rate limit.",
+    auth: "user",
+    body: ITEM_BODY,
+    response: {
+      description: "The like is recorded (or already was).",
+      schema: LikeResponse,
+      examples: {
+        liked: { status: "liked", count: 1524, count_formatted: "1.5K", user_liked: true },
+        already_liked: { status: "already_liked", count: 1524, count_formatted: "1.5K", user_liked: true },
+      },
+    },
+    errors: [429, 503],
+  },
+  {
+    method: "delete",
+    path: "/v1/like",
+    operationId: "unlike",
+    tag: "likes",
+    summary: "Unlike an item",
+    description: "A repeat, or an unlike of something never liked, answers `not_liked`. Counts against the rate limit like a like.",
+    auth: "user",
+    body: ITEM_BODY,
+    response: {
+      description: "The like is removed (or there was none).",
+      schema: LikeResponse,
+      examples: {
+        unliked: { status: "unliked", count: 1523, count_formatted: "1.5K", user_liked: false },
+        not_liked: { status: "not_liked", count: 1523, count_formatted: "1.5K", user_liked: false },
+      },
+    },
+    errors: [429, 503],
+  },
+  {
+    method: "post",
+    path: "/v1/save",
+    operationId: "save",
+    tag: "saves",
+    summary: "Save an item",
+    description:
+      "A per-user toggle exactly like a like: counts once per user, a repeat answers `already_saved`. Saves have their own rate limit (`SAVE_RATE_LIMIT_PER_MINUTE`, `SAVE_RATE_LIMIT_PER_DAY`).",
+    auth: "user",
+    body: ITEM_BODY,
+    response: {
+      description: "The save is recorded (or already was).",
+      schema: SaveResponse,
+      examples: {
+        saved: { status: "saved", count: 3, count_formatted: "3", user_saved: true },
+        already_saved: { status: "already_saved", count: 3, count_formatted: "3", user_saved: true },
+      },
+    },
+    errors: [429, 503],
+  },
+  {
+    method: "delete",
+    path: "/v1/save",
+    operationId: "unsave",
+    tag: "saves",
+    summary: "Unsave an item",
+    description: "A repeat, or an unsave of something never saved, answers `not_saved`.",
+    auth: "user",
+    body: ITEM_BODY,
+    response: {
+      description: "The save is removed (or there was none).",
+      schema: SaveResponse,
+      examples: {
+        unsaved: { status: "unsaved", count: 2, count_formatted: "2", user_saved: false },
+        not_saved: { status: "not_saved", count: 2, count_formatted: "2", user_saved: false },
+      },
+    },
+    errors: [429, 503],
+  },
+  {
+    method: "post",
+    path: "/v1/view",
+    operationId: "view",
+    tag: "events",
+    summary: "Count a view",
+    description:
+      "A plain event count. Send an `Idempotency-Key` header (1 to 255 visible ASCII characters): a retry with the same key within 24 hours counts once. Views are added up at the edge and reach the item about once a second; `count` includes this view. Limited per user by `VIEW_RATE_LIMIT_PER_MINUTE`.",
+    auth: "user",
+    idempotencyKey: true,
+    body: ITEM_BODY,
+    response: {
+      description: "The view is counted.",
+      schema: EventResponse,
+      examples: { counted: { status: "counted", count: 89234, count_formatted: "89.2K" } },
+    },
+    errors: [429, 503],
+  },
+  {
+    method: "post",
+    path: "/v1/share",
+    operationId: "share",
+    tag: "events",
+    summary: "Count a share",
+    description:
+      "Like a view, with its own per-user limit (`SHARE_RATE_LIMIT_PER_MINUTE`) and the same `Idempotency-Key` rule.",
+    auth: "user",
+    idempotencyKey: true,
+    body: ITEM_BODY,
+    response: {
+      description: "The share is counted.",
+      schema: EventResponse,
+      examples: { counted: { status: "counted", count: 156, count_formatted: "156" } },
+    },
+    errors: [429, 503],
+  },
+  {
+    method: "get",
+    path: "/v1/count",
+    operationId: "count",
+    tag: "counts",
+    summary: "One item's counts",
+    description: "All four counters of an item. An item nobody touched has all counts 0 (not a 404).",
+    auth: "none",
+    query: { schema: CountQuery, example: { item_id: "456", item_type: "post" } },
+    response: {
+      description: "The item's counts.",
+      schema: CountResponse,
+      examples: {
+        post: {
+          item_id: "456",
+          item_type: "post",
+          counts: { likes: 1524, views: 89234, shares: 156, saves: 3 },
+          cached: true,
+          as_of: AS_OF,
+        },
+      },
+    },
+    errors: [503],
+  },
+  {
+    method: "post",
+    path: "/v1/counts",
+    operationId: "counts",
+    tag: "counts",
+    summary: "Counts of up to 100 items",
+    description:
+      "A repeated item is answered once, keyed `item_type:item_id`. `counter_types` filters (all four when absent). Items that cannot be read are `null` and the answer has `partial: true`; 503 only when every item failed.",
+    auth: "none",
+    body: {
+      schema: CountsRequest,
+      examples: {
+        feed: {
+          items: [
+            { item_id: "1", item_type: "post" },
+            { item_id: "2", item_type: "reel" },
+          ],
+          counter_types: ["likes", "views"],
+        },
+      },
+    },
+    response: {
+      description: "Counts by item key.",
+      schema: CountsResponse,
+      examples: {
+        feed: { counts: { "post:1": { likes: 1524, views: 89234 }, "reel:2": { likes: 7, views: 120 } }, took_ms: 12 },
+        partial: { counts: { "post:1": { likes: 1524, views: 89234 }, "reel:2": null }, took_ms: 40, partial: true },
+      },
+    },
+    errors: [503],
+  },
+  {
+    method: "post",
+    path: "/v1/has_liked",
+    operationId: "hasLiked",
+    tag: "likes",
+    summary: "Which items the caller likes",
+    description: "Exact, from the caller's own likes: never a false positive.",
+    auth: "user",
+    body: { schema: HasLikedRequest, examples: { two: { item_ids: ["1", "2"], item_type: "post" } } },
+    response: {
+      description: "One boolean per distinct id.",
+      schema: HasLikedResponse,
+      examples: { two: { liked: { "1": true, "2": false } } },
+    },
+    errors: [503],
+  },
+  {
+    method: "get",
+    path: "/v1/admin/users/{user_id}",
+    operationId: "adminUser",
+    tag: "admin",
+    summary: "A user's undelivered changes",
+    description: "Operators' view of one user's object: changes the item side has not yet acknowledged.",
+    auth: "service",
+    params: { schema: AdminUserParams, example: { user_id: "42" } },
+    response: {
+      description: "The user's delivery backlog.",
+      schema: AdminUserResponse,
+      examples: { settled: { user_id: "42", pending_deliveries: 0 } },
+    },
+    errors: [503],
+  },
+  {
+    method: "get",
+    path: "/healthz",
+    operationId: "health",
+    tag: "meta",
+    summary: "Liveness",
+    description: "The Worker is up; touches no object or store.",
+    auth: "none",
+    response: { description: "Up.", schema: HealthResponse, examples: { ok: { status: "ok" } } },
+  },
+  {
+    method: "get",
+    path: "/openapi.json",
+    operationId: "openapi",
+    tag: "meta",
+    summary: "This OpenAPI document",
+    auth: "none",
+    response: {
+      description: "The OpenAPI 3.1 document of the API.",
+      schema: OpenApiDocumentResponse,
+      examples: { outline: { openapi: "3.1.0", info: { title: "plaudit", version: "1" }, paths: {} } },
+    },
+  },
+  {
+    method: "get",
+    path: "/docs",
+    operationId: "docs",
+    tag: "meta",
+    summary: "Interactive API reference",
+    description: "An HTML page that renders this document; its scripts and styles are served by the Worker, so it works offline.",
+    auth: "none",
+    response: {
+      description: "The reference page.",
+      schema: z.string(),
+      contentType: "text/html",
+      examples: { page: "<!doctype html>..." },
+    },
+  },
+  {
+    method: "get",
+    path: "/metrics",
+    operationId: "metrics",
+    tag: "admin",
+    summary: "Prometheus metrics",
+    description:
+      "Every isolate's metrics, merged, in the Prometheus text format (names prefixed `plaudit_`), and `plaudit_alert{name}` gauges. Open to anyone when METRICS_PUBLIC is true. See docs/operations.md.",
+    auth: "service",
+    response: {
+      description: "The text exposition format 0.0.4.",
+      schema: z.string(),
+      contentType: "text/plain; version=0.0.4",
+      examples: { counter: '# HELP plaudit_requests_total Requests answered.\n# TYPE plaudit_requests_total counter\n...' },
+    },
+    errors: [503],
+  },
+  {
+    method: "get",
+    path: "/dashboard",
+    operationId: "dashboard",
+    tag: "admin",
+    summary: "Live dashboard",
+    description: "A self-contained HTML page; it asks for a service token once and polls GET /v1/admin/dashboard.json every 2 s.",
+    auth: "none",
+    response: { description: "The dashboard page.", schema: z.string(), contentType: "text/html", examples: { page: "<!doctype html>..." } },
+  },
+  {
+    method: "get",
+    path: "/v1/admin/dashboard.json",
+    operationId: "dashboardData",
+    tag: "admin",
+    summary: "The dashboard's data",
+    description: "Rates over the last 10 to 15 seconds, latencies, gauges, the ten hottest items and the alert states.",
+    auth: "service",
+    response: {
+      description: "The current picture.",
+      schema: DashboardData,
+      examples: {
+        quiet: {
+          as_of: AS_OF,
+          window_seconds: 12.5,
+          likes_per_second: 40.2,
+          unlikes_per_second: 3.1,
+          reads_per_second: 410,
+          error_rate: 0,
+          write_latency_ms: { p50: 7.5, p99: 31 },
+          read_latency_ms: { p50: 1.2, p99: 6.4 },
+          cache_hit_rate: 0.97,
+          dedup_rate: 0.04,
+          rate_limited_per_second: 0,
+          queue_lag_seconds: null,
+          drift_ratio: null,
+          hot_item_count: 0,
+          hot_items: [],
+          alerts: [
+            { name: "like_latency_p99", summary: "Like p99 latency is over 100 ms.", threshold: 0.1, value: 0.031, firing: false },
+          ],
+        },
+      },
+    },
+    errors: [503],
+  },
+];
