@@ -4,45 +4,69 @@ import { textModules } from "./scripts/text-modules.ts";
 
 export const TEST_SECRETS = "test-secret-primary,test-secret-rotated";
 
+/** Settings every workerd test sees, so a developer's .dev.vars never changes them. */
+const BINDINGS = {
+  AUTH_SECRET: TEST_SECRETS,
+  CORS_ORIGINS: "*",
+  RATE_LIMIT_PER_MINUTE: "30",
+  RATE_LIMIT_PER_DAY: "1000",
+  SAVE_RATE_LIMIT_PER_MINUTE: "30",
+  SAVE_RATE_LIMIT_PER_DAY: "1000",
+  VIEW_RATE_LIMIT_PER_MINUTE: "300",
+  SHARE_RATE_LIMIT_PER_MINUTE: "30",
+  READ_CACHE_MEMORY_TTL_MS: "1000",
+  READ_CACHE_EDGE_TTL_MS: "2000",
+  READ_RATE_LIMIT_PER_IP_PER_MINUTE: "0",
+  EVENT_FLUSH_MS: "1000",
+  HOT_WRITES_PER_SEC: "1000",
+  HOT_WINDOW_SECONDS: "10",
+  HOT_SHARDS: "16",
+  COOL_WRITES_PER_SEC: "100",
+  COOL_WINDOW_SECONDS: "3600",
+  CHILD_REPORT_MS: "1000",
+  SHARD_MAP_TTL_MS: "5000",
+  // A busy test machine makes many requests "slow"; the slow-request log has its own test.
+  SLOW_REQUEST_MS: "60000",
+};
+
+/** Hot-item tests: thresholds low enough that a test's burst splits an item and a pause cools it. */
+const HOT_BINDINGS = {
+  ...BINDINGS,
+  RATE_LIMIT_PER_MINUTE: "1000",
+  HOT_WRITES_PER_SEC: "10",
+  HOT_WINDOW_SECONDS: "1",
+  HOT_SHARDS: "4",
+  COOL_WRITES_PER_SEC: "1",
+  COOL_WINDOW_SECONDS: "2",
+  CHILD_REPORT_MS: "50",
+  SHARD_MAP_TTL_MS: "5000",
+};
+
+function workerdProject(name: string, include: string[], bindings: Record<string, string>) {
+  return {
+    plugins: [
+      cloudflareTest(async () => ({
+        main: "./workers/index.ts",
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: { bindings: { ...bindings, TEST_MIGRATIONS: await readD1Migrations("./migrations") } },
+      })),
+      textModules(),
+    ],
+    test: {
+      name,
+      // Generous: CI machines have two cores; no test asserts on time.
+      testTimeout: 30_000,
+      include,
+      setupFiles: ["./test/workers/setup.ts"],
+    },
+  };
+}
+
 export default defineConfig({
   test: {
     projects: [
-      {
-        plugins: [
-          cloudflareTest(async () => ({
-            main: "./workers/index.ts",
-            wrangler: { configPath: "./wrangler.toml" },
-            miniflare: {
-              bindings: {
-                // Explicit values, so a developer's .dev.vars never changes what tests see.
-                AUTH_SECRET: TEST_SECRETS,
-                CORS_ORIGINS: "*",
-                RATE_LIMIT_PER_MINUTE: "30",
-                RATE_LIMIT_PER_DAY: "1000",
-                SAVE_RATE_LIMIT_PER_MINUTE: "30",
-                SAVE_RATE_LIMIT_PER_DAY: "1000",
-                VIEW_RATE_LIMIT_PER_MINUTE: "300",
-                SHARE_RATE_LIMIT_PER_MINUTE: "30",
-                READ_CACHE_MEMORY_TTL_MS: "1000",
-                READ_CACHE_EDGE_TTL_MS: "2000",
-                READ_RATE_LIMIT_PER_IP_PER_MINUTE: "0",
-                EVENT_FLUSH_MS: "1000",
-                // A busy test machine makes many requests "slow"; the slow-request log has its own test.
-                SLOW_REQUEST_MS: "60000",
-                TEST_MIGRATIONS: await readD1Migrations("./migrations"),
-              },
-            },
-          })),
-          textModules(),
-        ],
-        test: {
-          name: "workers",
-          // Generous: CI machines have two cores; no test asserts on time.
-          testTimeout: 30_000,
-          include: ["test/workers/**/*.test.ts"],
-          setupFiles: ["./test/workers/setup.ts"],
-        },
-      },
+      workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS),
+      workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS),
       {
         // Checks that need Node rather than workerd (tools that compile code at run time, child processes).
         test: {

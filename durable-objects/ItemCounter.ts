@@ -1,20 +1,20 @@
 import { DurableObject } from "cloudflare:workers";
-import { COUNTER_TYPES, zeroCounts, type Counts, type EventCounter } from "../shared/counters";
-import { isNewer, type EdgeChange } from "../shared/edges";
+import { numberVar } from "../shared/config";
+import { COUNTER_TYPES, TOGGLE_COUNTERS, zeroCounts, type Counts, type EventCounter } from "../shared/counters";
+import type { EdgeChange } from "../shared/edges";
+import type { Placement } from "../shared/placement";
+import { scheduleFlush } from "../workers/metrics/flush";
+import { metrics } from "../workers/metrics/recorder";
+import { CommitBatcher } from "./lib/commit-batcher";
+import { applyEdge, EDGES_TABLE, hasEdge } from "./lib/edge-store";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
+import { WriteRate } from "./lib/write-rate";
 
 const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     sql: `
-      CREATE TABLE edges (
-        user    TEXT    NOT NULL,
-        counter TEXT    NOT NULL,
-        state   INTEGER NOT NULL,
-        inc     INTEGER NOT NULL,
-        seq     INTEGER NOT NULL,
-        PRIMARY KEY (user, counter)
-      ) WITHOUT ROWID;
+      ${EDGES_TABLE}
       CREATE TABLE counts (counter TEXT PRIMARY KEY, value INTEGER NOT NULL);
       CREATE TABLE meta (key TEXT PRIMARY KEY, value);
     `,
@@ -26,9 +26,20 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `,
   },
+  {
+    id: 3,
+    sql: `
+      CREATE TABLE children (
+        idx         INTEGER PRIMARY KEY,
+        likes       INTEGER NOT NULL,
+        saves       INTEGER NOT NULL,
+        seq         INTEGER NOT NULL,
+        writes      INTEGER NOT NULL,
+        reported_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
-
-type PendingApply = { changes: readonly EdgeChange[]; resolve: (counts: Counts) => void; reject: (error: unknown) => void };
 
 export type ItemSnapshot = { counts: Counts; asOf: number };
 
@@ -39,64 +50,148 @@ export type EventBatch = {
   keyed: readonly { counter: EventCounter; key: string }[];
 };
 
+/**
+ * What a child reports: its absolute toggle counts (so a repeated report is
+ * harmless), its own sequence number (so an older report is ignored) and its
+ * cumulative write count (so the head can measure the item's write rate).
+ */
+export type ChildReport = { likes: number; saves: number; seq: number; writes: number };
+
+/** A change's outcome: applied here, or refused because a new edge belongs to the children now. */
+export type ApplyResult = { status: "applied"; counts: Counts | null } | { status: "moved"; placement: Placement };
+
+export type ItemDescription = {
+  counts: Counts;
+  hot: boolean;
+  shards: number;
+  children: { index: number; likes: number; saves: number; seq: number; writes: number; reported_at: string }[];
+  writes_per_sec: number;
+  /** Calls the head served since it started: after a split, `applies` should be a small share of the item's writes. */
+  calls: { applies: number; refused: number; reports: number; reads: number };
+};
+
 /** Views and shares are persisted at most this often: one commit for many events. */
 const EVENT_PERSIST_MS = 250;
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Expired idempotency keys are pruned a bounded number at a time, inside commits that happen anyway. */
 const PRUNE_BATCH = 500;
+/** The write rate shown to operators is measured over this many seconds. */
+const RATE_DISPLAY_SECONDS = 10;
+/**
+ * A hot item's dashboard gauges outlive this long without a refresh. Children
+ * report about once a second while they change and the cooling check runs at
+ * least once a minute, so a hot item refreshes well within it.
+ */
+const HOT_GAUGE_TTL_SECONDS = 120;
+
+type StoredChild = ChildReport & { reportedAt: number };
 
 /**
- * One item's counts and the (user, version, state) edges behind them.
+ * One item's head: its counts and the (user, version, state) edges it holds,
+ * plus the last report of each of its children when the item is hot.
  *
- * Invariant: for each toggle counter (likes, saves), the count equals the
- * number of edges in state 1, and an edge only moves to a strictly newer
- * version. So a change delivered twice, late or out of order is a no-op, and
- * no count can go negative. Count and edge are written in the same transaction.
+ * Invariant: for each toggle counter (likes, saves), the head's own count
+ * equals the number of its edges in state 1, and an edge only moves to a
+ * strictly newer version. So a change delivered twice, late or out of order is
+ * a no-op, and no count can go negative. Count and edge are written in the
+ * same transaction. The item's total is the head's count plus the newest
+ * report of each child.
  *
- * Event counters (views, shares) are plain sums. They are held in memory and
- * persisted at most every EVENT_PERSIST_MS (or with the next edge commit): a
- * crash may lose that last fraction of a second of views, a trade-off likes
- * and saves never take.
+ * Placement: an edge this head already holds is always accepted here. A new
+ * edge is accepted only while the item is not hot; otherwise it is refused
+ * with the current placement, and the user's object records the child as the
+ * edge's home and sends it there. So an edge never has two homes.
+ *
+ * Event counters (views, shares) are plain sums, always at the head. They are
+ * held in memory and persisted at most every EVENT_PERSIST_MS (or with the
+ * next edge commit): a crash may lose that last fraction of a second of
+ * views, a trade-off likes and saves never take.
  */
 export class ItemCounter extends DurableObject<Env> {
   /** Test hooks: the next N apply batches or reads throw, as a failing item side would. */
   readonly faults = { applyFailures: 0, readFailures: 0 };
   /** Calls this object has served since it started, for tests and metrics. */
-  readonly stats = { reads: 0, applies: 0, eventBatches: 0, commits: 0 };
+  readonly stats = { reads: 0, applies: 0, refused: 0, reports: 0, eventBatches: 0, commits: 0 };
 
   readonly #schema: SqlSchema;
-  /** The live counts, including events not yet persisted. */
+  /** The head's own counts, including events not yet persisted. */
   #counts: Counts = zeroCounts();
+  #children = new Map<number, StoredChild>();
+  #hot = false;
+  #shards = 0;
+  readonly #rate: WriteRate;
   #dirty = new Set<EventCounter>();
   #pendingKeys = new Map<string, number>();
-  #pendingApplies: PendingApply[] = [];
-  #applyScheduled = false;
   #eventPersistScheduled = false;
+  readonly #applies = new CommitBatcher<readonly EdgeChange[], ApplyResult>((batch) => this.#commitApplies(batch));
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#schema = new SqlSchema(ctx.storage, MIGRATIONS);
-    if (this.#schema.ready) {
-      for (const row of ctx.storage.sql.exec<{ counter: string; value: number }>("SELECT counter, value FROM counts")) {
-        if ((COUNTER_TYPES as readonly string[]).includes(row.counter)) this.#counts[row.counter as keyof Counts] = row.value;
-      }
+    this.#rate = new WriteRate(Date.now(), Math.max(this.#config().coolWindow, this.#config().hotWindow, RATE_DISPLAY_SECONDS));
+    if (!this.#schema.ready) return;
+    const sql = ctx.storage.sql;
+    for (const row of sql.exec<{ counter: string; value: number }>("SELECT counter, value FROM counts")) {
+      if ((COUNTER_TYPES as readonly string[]).includes(row.counter)) this.#counts[row.counter as keyof Counts] = row.value;
+    }
+    for (const { key, value } of sql.exec<{ key: string; value: number }>("SELECT key, value FROM meta")) {
+      if (key === "hot") this.#hot = value === 1;
+      if (key === "shards") this.#shards = value;
+    }
+    if (this.#hot) {
+      ctx.blockConcurrencyWhile(async () => {
+        if ((await ctx.storage.getAlarm()) === null) this.#armCoolingCheck();
+      });
+    }
+    for (const row of sql.exec<{ idx: number; likes: number; saves: number; seq: number; writes: number; reported_at: number }>(
+      "SELECT idx, likes, saves, seq, writes, reported_at FROM children",
+    )) {
+      this.#children.set(row.idx, { likes: row.likes, saves: row.saves, seq: row.seq, writes: row.writes, reportedAt: row.reported_at });
     }
   }
 
   /**
-   * Applies edge changes and resolves with the counts after them. Concurrent
-   * calls are coalesced into one transaction (one storage commit), because a
-   * commit, not the work inside it, is what limits an object's write rate.
+   * Applies one edge's changes (all for one user and counter) and resolves
+   * with the item's total after them, or refuses a new edge while the item is
+   * hot. Concurrent calls are coalesced into one transaction.
    */
-  async apply(changes: readonly EdgeChange[]): Promise<Counts> {
+  async apply(changes: readonly EdgeChange[]): Promise<ApplyResult> {
     this.stats.applies++;
-    return await new Promise((resolve, reject) => {
-      this.#pendingApplies.push({ changes, resolve, reject });
-      if (!this.#applyScheduled) {
-        this.#applyScheduled = true;
-        setTimeout(() => this.#commitApplies(), 0);
-      }
+    return await this.#applies.submit(changes);
+  }
+
+  /** A child's report of its absolute counts; answers with the current placement as its acknowledgement. */
+  report(index: number, report: ChildReport): Placement {
+    this.stats.reports++;
+    const now = Date.now();
+    const previous = this.#children.get(index);
+    if (previous && report.seq <= previous.seq) return this.#placement();
+    this.#rate.record(Math.max(0, report.writes - (previous?.writes ?? 0)), now);
+    this.#schema.ensure();
+    const flip = this.#decideFlip(now);
+    this.ctx.storage.transactionSync(() => {
+      this.ctx.storage.sql.exec(
+        `INSERT INTO children (idx, likes, saves, seq, writes, reported_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (idx) DO UPDATE SET likes = excluded.likes, saves = excluded.saves, seq = excluded.seq,
+           writes = excluded.writes, reported_at = excluded.reported_at`,
+        index,
+        report.likes,
+        report.saves,
+        report.seq,
+        report.writes,
+        now,
+      );
+      if (flip) this.#writePlacement(flip);
     });
+    this.#children.set(index, { ...report, reportedAt: now });
+    if (flip) this.#setPlacement(flip);
+    else if (this.#hot) this.#reportHot(now);
+    return this.#placement();
+  }
+
+  /** Where new edges of this item go now; callers cache it for a few seconds. */
+  placement(): Placement {
+    return this.#placement();
   }
 
   /** Adds a Worker isolate's views and shares; persisted in a batch shortly after. */
@@ -118,17 +213,77 @@ export class ItemCounter extends DurableObject<Env> {
         this.#commit([]);
       }, EVENT_PERSIST_MS);
     }
-    return { ...this.#counts };
+    return this.#total();
   }
 
-  /** The item's counts. Writes nothing, so a read never costs a commit. */
+  /** The item's counts: the head's own plus its children's last reports. Writes nothing. */
   read(): ItemSnapshot {
     this.stats.reads++;
     if (this.faults.readFailures > 0) {
       this.faults.readFailures--;
       throw new Error("injected read failure");
     }
-    return { counts: { ...this.#counts }, asOf: Date.now() };
+    return { counts: this.#total(), asOf: Date.now() };
+  }
+
+  /**
+   * While the item is hot, checks now and then whether it has cooled: a hot
+   * item whose writes stop entirely sends nothing that would make the head
+   * look. Never throws; re-arms itself while the item stays hot.
+   */
+  override async alarm(): Promise<void> {
+    try {
+      if (!this.#hot) return;
+      const flip = this.#decideFlip(Date.now());
+      if (flip) {
+        this.ctx.storage.transactionSync(() => this.#writePlacement(flip));
+        this.#setPlacement(flip);
+      } else {
+        this.#reportHot(Date.now());
+        this.#armCoolingCheck();
+      }
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", event: "cooling_check_failed", error: String(error) }));
+      try {
+        this.#armCoolingCheck();
+      } catch (rearm) {
+        console.error(JSON.stringify({ level: "error", event: "cooling_rearm_failed", error: String(rearm) }));
+      }
+    }
+  }
+
+  /** The operators' view of the item. */
+  describe(): ItemDescription {
+    const now = Date.now();
+    return {
+      counts: this.#total(),
+      hot: this.#hot,
+      shards: this.#shards,
+      children: [...this.#children]
+        .sort(([a], [b]) => a - b)
+        .map(([index, c]) => ({
+          index,
+          likes: c.likes,
+          saves: c.saves,
+          seq: c.seq,
+          writes: c.writes,
+          reported_at: new Date(c.reportedAt).toISOString(),
+        })),
+      writes_per_sec: this.#writesPerSecond(now),
+      calls: { applies: this.stats.applies, refused: this.stats.refused, reports: this.stats.reports, reads: this.stats.reads },
+    };
+  }
+
+  #total(): Counts {
+    const total = { ...this.#counts };
+    for (const child of this.#children.values()) {
+      for (const counter of TOGGLE_COUNTERS) total[counter] += child[counter];
+    }
+    return total;
+  }
+
+  #placement(): Placement {
+    return { hot: this.#hot, shards: this.#shards };
   }
 
   #addEvent(counter: EventCounter, n: number): void {
@@ -146,36 +301,46 @@ export class ItemCounter extends DurableObject<Env> {
     );
   }
 
-  #commitApplies(): void {
-    const batch = this.#pendingApplies;
-    this.#pendingApplies = [];
-    this.#applyScheduled = false;
-    try {
-      if (this.faults.applyFailures > 0) {
-        this.faults.applyFailures--;
-        throw new Error("injected apply failure");
-      }
-      const counts = this.#commit(batch.flatMap((b) => b.changes));
-      for (const { resolve } of batch) resolve(counts);
-    } catch (error) {
-      for (const { reject } of batch) reject(error);
+  #commitApplies(batch: readonly (readonly EdgeChange[])[]): ApplyResult[] {
+    if (this.faults.applyFailures > 0) {
+      this.faults.applyFailures--;
+      throw new Error("injected apply failure");
     }
+    const now = Date.now();
+    this.#rate.record(batch.reduce((n, changes) => n + changes.length, 0), now);
+    const flip = this.#decideFlip(now);
+    const hot = flip ? flip.hot : this.#hot;
+    const accepted: EdgeChange[] = [];
+    const results: (ApplyResult | null)[] = batch.map((changes) => {
+      const first = changes[0];
+      if (!first) return null;
+      const isNew = !this.#schema.ready || !hasEdge(this.ctx.storage.sql, first.user, first.counter);
+      if (isNew && hot) {
+        this.stats.refused++;
+        return { status: "moved", placement: flip ?? this.#placement() };
+      }
+      accepted.push(...changes);
+      return null;
+    });
+    const counts = this.#commit(accepted, flip);
+    if (flip) this.#setPlacement(flip);
+    return results.map((r) => r ?? { status: "applied", counts });
   }
 
   /**
-   * One transaction for edge changes, the events gathered since the last
-   * commit and their idempotency keys. Returns the counts after it. If it
-   * throws, nothing is written and the events stay pending for the next one.
+   * One transaction for edge changes, a placement change, the events gathered
+   * since the last commit and their idempotency keys. Returns the item's total
+   * after it. If it throws, nothing is written and the events stay pending.
    */
-  #commit(changes: readonly EdgeChange[]): Counts {
-    if (changes.length === 0 && this.#dirty.size === 0 && this.#pendingKeys.size === 0) return { ...this.#counts };
+  #commit(changes: readonly EdgeChange[], flip?: Placement | null): Counts {
+    if (changes.length === 0 && !flip && this.#dirty.size === 0 && this.#pendingKeys.size === 0) return this.#total();
     this.#schema.ensure();
     const next = { ...this.#counts };
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
       const touched = new Set<keyof Counts>(this.#dirty);
       for (const change of changes) {
-        const delta = this.#applyEdge(change);
+        const delta = applyEdge(sql, change);
         if (delta !== 0) {
           next[change.counter] += delta;
           touched.add(change.counter);
@@ -198,34 +363,75 @@ export class ItemCounter extends DurableObject<Env> {
           PRUNE_BATCH,
         );
       }
+      if (flip) this.#writePlacement(flip);
     });
     this.stats.commits++;
     this.#counts = next;
     this.#dirty.clear();
     this.#pendingKeys.clear();
-    return { ...next };
+    return this.#total();
   }
 
-  /** Stores the change if it is newer than the edge's version; returns the count delta. */
-  #applyEdge(change: EdgeChange): number {
+  /**
+   * Hot after HOT_WRITES_PER_SEC sustained over HOT_WINDOW_SECONDS; cool after
+   * the rate stayed under COOL_WRITES_PER_SEC for COOL_WINDOW_SECONDS. Returns
+   * the new placement when it changes, else null.
+   */
+  #decideFlip(now: number): Placement | null {
+    const config = this.#config();
+    const observed = this.#rate.observedSeconds(now);
+    if (!this.#hot) {
+      if (observed < config.hotWindow || this.#rate.perSecond(config.hotWindow, now) < config.hotRate) return null;
+      // WARNING: an item's N is fixed once chosen: the same children serve every hot period.
+      return { hot: true, shards: this.#shards > 0 ? this.#shards : config.shards };
+    }
+    if (observed < config.coolWindow || this.#rate.perSecond(config.coolWindow, now) >= config.coolRate) return null;
+    return { hot: false, shards: this.#shards };
+  }
+
+  #setPlacement(placement: Placement): void {
+    this.#hot = placement.hot;
+    this.#shards = placement.shards;
+    if (placement.hot) this.#armCoolingCheck();
+    console.log(JSON.stringify({ level: "info", event: placement.hot ? "item_split" : "item_merged", shards: placement.shards }));
+    metrics.count(placement.hot ? "shard_splits_total" : "shard_merges_total");
+    this.#reportHot(Date.now());
+  }
+
+  #writesPerSecond(now: number): number {
+    return this.#rate.perSecond(Math.min(RATE_DISPLAY_SECONDS, Math.max(1, Math.ceil(this.#rate.observedSeconds(now)))), now);
+  }
+
+  /** The dashboard's hot-items gauges for this item (the head's name is the item key); a cooled item's expire at once. */
+  #reportHot(now: number): void {
+    const item = this.ctx.id.name;
+    if (item !== undefined) {
+      const ttlSeconds = this.#hot ? HOT_GAUGE_TTL_SECONDS : 0;
+      metrics.gauge("hot_item_shards", { item }, this.#shards, { ttlSeconds });
+      metrics.gauge("hot_item_writes_per_second", { item }, this.#writesPerSecond(now), { ttlSeconds });
+    }
+    scheduleFlush(this.env, this.ctx);
+  }
+
+  /** The next cooling check: after one cool window, and at least once a minute for long windows. */
+  #armCoolingCheck(): void {
+    const { coolWindow } = this.#config();
+    void this.ctx.storage.setAlarm(Date.now() + Math.min(coolWindow, 60) * 1000);
+  }
+
+  #writePlacement(placement: Placement): void {
     const sql = this.ctx.storage.sql;
-    const current = sql
-      .exec<{ state: number; inc: number; seq: number }>(
-        "SELECT state, inc, seq FROM edges WHERE user = ? AND counter = ?",
-        change.user,
-        change.counter,
-      )
-      .toArray()[0];
-    if (current && !isNewer(change, current)) return 0;
-    sql.exec(
-      `INSERT INTO edges (user, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq`,
-      change.user,
-      change.counter,
-      change.state,
-      change.inc,
-      change.seq,
-    );
-    return change.state - (current?.state ?? 0);
+    sql.exec("INSERT INTO meta (key, value) VALUES ('hot', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", placement.hot ? 1 : 0);
+    sql.exec("INSERT INTO meta (key, value) VALUES ('shards', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", placement.shards);
+  }
+
+  #config() {
+    return {
+      hotRate: numberVar(this.env.HOT_WRITES_PER_SEC, 1000),
+      hotWindow: Math.max(1, numberVar(this.env.HOT_WINDOW_SECONDS, 10)),
+      coolRate: numberVar(this.env.COOL_WRITES_PER_SEC, 100),
+      coolWindow: Math.max(1, numberVar(this.env.COOL_WINDOW_SECONDS, 3600)),
+      shards: Math.max(1, Math.floor(numberVar(this.env.HOT_SHARDS, 16))),
+    };
   }
 }

@@ -2,8 +2,11 @@ import { DurableObject } from "cloudflare:workers";
 import { numberVar } from "../shared/config";
 import type { Counts, EventCounter, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
-import { itemObjectName } from "../shared/object-names";
+import { itemObjectName, shardObjectName } from "../shared/object-names";
+import { HEAD, homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
+import type { ApplyResult } from "./ItemCounter";
+import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
 import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 
@@ -31,6 +34,12 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE rate (name TEXT PRIMARY KEY, tat REAL NOT NULL);
     `,
   },
+  {
+    id: 2,
+    // An edge's home: the item's head (-1) or child i of a hot item. Chosen
+    // when the edge is created, changed only when the head refuses it.
+    sql: "ALTER TABLE edges ADD COLUMN home INTEGER NOT NULL DEFAULT -1",
+  },
 ];
 
 /** How long a like waits for the item side before answering without it. */
@@ -39,6 +48,8 @@ const DELIVERY_TIMEOUT_MS = 3_000;
 const OUTBOX_SWEEP_MS = 10_000;
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 5 * 60_000;
+/** A change refused by a stale home is re-homed at most this many times per attempt. */
+const MAX_REHOMES = 3;
 
 export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean };
 
@@ -74,6 +85,7 @@ export class UserLikes extends DurableObject<Env> {
   #delivered = new Set<number>();
   #alarmAt: number | null = null;
   #retryAttempt = 0;
+  #edgeLocks = new Map<string, Promise<void>>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -113,14 +125,17 @@ export class UserLikes extends DurableObject<Env> {
         .toArray()[0];
       if ((current?.state ?? 0) === want) return null;
       const seq = this.#seq + 1;
+      // A new edge's home comes from the shard map this isolate knows; an
+      // existing edge keeps its home whatever the item's state now.
       sql.exec(
-        `INSERT INTO edges (item, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)
+        `INSERT INTO edges (item, counter, state, inc, seq, home) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (item, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq`,
         request.item,
         request.counter,
         want,
         this.#inc,
         seq,
+        homeFor(request.user, cachedPlacement(request.item, now)),
       );
       sql.exec("INSERT INTO meta (key, value) VALUES ('seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", seq);
       const row = sql
@@ -140,7 +155,7 @@ export class UserLikes extends DurableObject<Env> {
     if (written === null) return { kind: "unchanged" };
     this.#seq = written.seq;
     if (this.#alarmAt === null) this.#armAlarm(now + OUTBOX_SWEEP_MS);
-    return { kind: "changed", counts: await this.#deliver(written.item, [written]) };
+    return { kind: "changed", counts: await this.#deliverEdge(written.item, written.counter) };
   }
 
   /**
@@ -201,36 +216,90 @@ export class UserLikes extends DurableObject<Env> {
 
   async #redeliver(): Promise<void> {
     if (!this.#schema.ready) return;
-    const rows = this.ctx.storage.sql
-      .exec<OutboxRow>("SELECT id, item, counter, state, inc, seq FROM outbox ORDER BY id")
+    const edges = this.ctx.storage.sql
+      .exec<{ id: number; item: string; counter: ToggleCounter }>("SELECT id, item, counter FROM outbox ORDER BY id")
       .toArray()
       .filter((row) => !this.#delivered.has(row.id));
-    const byItem = Map.groupBy(rows, (row) => row.item);
-    await Promise.all([...byItem].map(([item, group]) => this.#deliver(item, group)));
+    const distinct = new Map(edges.map((row) => [`${row.item}\u0000${row.counter}`, row]));
+    await Promise.all([...distinct.values()].map((row) => this.#deliverEdge(row.item, row.counter)));
     if (this.#delivered.size > 0) this.ctx.storage.transactionSync(() => this.#deleteDelivered());
   }
 
-  async #deliver(item: string, rows: readonly OutboxRow[]): Promise<Counts | null> {
+  /**
+   * Delivers an edge's undelivered changes to its home. Deliveries of one
+   * edge never overlap: a re-homing must not race a send to the old home, or
+   * the edge could end up held by two homes. Returns the item's total when
+   * the head applied the change, null when a child did or delivery failed
+   * (the outbox keeps it and the alarm retries).
+   */
+  #deliverEdge(item: string, counter: ToggleCounter): Promise<Counts | null> {
+    const key = `${item}\u0000${counter}`;
+    const previous = this.#edgeLocks.get(key) ?? Promise.resolve();
+    const run = previous.then(() => this.#sendEdge(item, counter));
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#edgeLocks.set(key, settled);
+    void settled.then(() => {
+      if (this.#edgeLocks.get(key) === settled) this.#edgeLocks.delete(key);
+    });
+    return run;
+  }
+
+  async #sendEdge(item: string, counter: ToggleCounter): Promise<Counts | null> {
     const user = this.#user;
     if (user === null) return null;
-    const changes: EdgeChange[] = rows.map(({ counter, state, inc, seq }) => ({ user, counter, state, inc, seq }));
-    const namespace = this.env.ITEM_COUNTER;
-    const stub = namespace.get(namespace.idFromName(itemObjectName(item)));
+    try {
+      for (let attempt = 0; attempt < MAX_REHOMES; attempt++) {
+        const sql = this.ctx.storage.sql;
+        const rows = sql
+          .exec<OutboxRow>("SELECT id, item, counter, state, inc, seq FROM outbox WHERE item = ? AND counter = ? ORDER BY id", item, counter)
+          .toArray()
+          .filter((row) => !this.#delivered.has(row.id));
+        if (rows.length === 0) return null;
+        const home = sql.exec<{ home: number }>("SELECT home FROM edges WHERE item = ? AND counter = ?", item, counter).one().home;
+        const changes: EdgeChange[] = rows.map(({ state, inc, seq }) => ({ user, counter, state, inc, seq }));
+        const result = await this.#withTimeout(this.#sendTo(item, home, changes));
+        if (result.status === "applied") {
+          for (const row of rows) this.#delivered.add(row.id);
+          return result.counts;
+        }
+        rememberPlacement(item, result.placement, numberVar(this.env.SHARD_MAP_TTL_MS, 5_000), Date.now());
+        const newHome = homeFor(user, result.placement);
+        if (newHome === home) throw new Error(`home ${home} of ${item} refused its own edge`);
+        // The one commit a stale shard map costs: the edge's new home is recorded before it is sent there.
+        this.ctx.storage.transactionSync(() =>
+          sql.exec("UPDATE edges SET home = ? WHERE item = ? AND counter = ?", newHome, item, counter),
+        );
+      }
+      throw new Error(`${item} moved more than ${MAX_REHOMES} times in one delivery`);
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", event: "delivery_failed", item, error: String(error) }));
+      const soon = Date.now() + RETRY_BASE_MS;
+      if (this.#alarmAt === null || this.#alarmAt > soon) this.#armAlarm(soon);
+      return null;
+    }
+  }
+
+  #sendTo(item: string, home: number, changes: EdgeChange[]): Promise<ApplyResult> {
+    if (home === HEAD) {
+      const head = this.env.ITEM_COUNTER;
+      return head.get(head.idFromName(itemObjectName(item))).apply(changes);
+    }
+    const shards = this.env.ITEM_SHARD;
+    return shards.get(shards.idFromName(shardObjectName(item, home))).apply(item, home, changes);
+  }
+
+  async #withTimeout<T>(promise: Promise<T>): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const counts = await Promise.race([
-        stub.apply(changes),
+      return await Promise.race([
+        promise,
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error("item side did not answer in time")), DELIVERY_TIMEOUT_MS);
         }),
       ]);
-      for (const row of rows) this.#delivered.add(row.id);
-      return counts;
-    } catch (error) {
-      console.error(JSON.stringify({ event: "delivery_failed", item, error: String(error) }));
-      const soon = Date.now() + RETRY_BASE_MS;
-      if (this.#alarmAt === null || this.#alarmAt > soon) this.#armAlarm(soon);
-      return null;
     } finally {
       if (timer !== undefined) clearTimeout(timer);
     }

@@ -12,3 +12,11 @@ export function userObjectName(userId: string): string {
 export function itemObjectName(itemKey: string): string {
   return itemKey;
 }
+
+/**
+ * A hot item's child number `index` (0 to N-1).
+ * WARNING: never change: a child's name is where the edges it holds live.
+ */
+export function shardObjectName(itemKey: string, index: number): string {
+  return `${itemKey}#${index}`;
+}

@@ -101,6 +101,35 @@ export const OpenApiDocumentResponse = z.looseObject({
   paths: z.record(z.string(), z.unknown()),
 });
 
+export const AdminItemParams = z.object({ item_type: ItemType, item_id: U64IdText });
+
+export const AdminItemResponse = z.object({
+  item_id: z.string(),
+  item_type: ItemType,
+  counts: CountsObject,
+  hot: z.boolean().meta({ description: "New likes and saves go to the item's children" }),
+  shards: z.number().int().nonnegative().meta({ description: "The item's N; 0 before its first hot period" }),
+  children: z.array(
+    z.object({
+      index: z.number().int().nonnegative(),
+      likes: Count,
+      saves: Count,
+      seq: z.number().int().nonnegative(),
+      writes: z.number().int().nonnegative().meta({ description: "Changes the child has received in all" }),
+      reported_at: z.iso.datetime(),
+    }),
+  ),
+  writes_per_sec: z.number().nonnegative(),
+  calls: z
+    .object({
+      applies: z.number().int().nonnegative(),
+      refused: z.number().int().nonnegative(),
+      reports: z.number().int().nonnegative(),
+      reads: z.number().int().nonnegative(),
+    })
+    .meta({ description: "Calls the head served since it last started" }),
+});
+
 const Rate = z.number().min(0);
 const Ratio = z.number().min(0).max(1).nullable();
 const Quantiles = z.object({ p50: z.number(), p99: z.number() }).nullable();

@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { Recorder } from "../../workers/metrics/recorder";
 import { shardName } from "../../workers/metrics/shards";
-import type { Overview } from "../../workers/metrics/overview";
-import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
+import { call, freshId, like, newUser, tokenFor } from "./helpers";
+import { dashboardData } from "./metrics-exposition";
 
 let service: string;
 
@@ -11,11 +11,7 @@ beforeAll(async () => {
   service = await tokenFor(freshId(), { role: "service" });
 });
 
-async function overview(): Promise<Overview> {
-  const res = await call("GET", "/v1/admin/dashboard.json", { token: service });
-  expect(res.status).toBe(200);
-  return json<Overview>(res);
-}
+const overview = () => dashboardData(service);
 
 describe("GET /dashboard", () => {
   it("serves one self-contained page without a token: uPlot inlined, nothing loaded from elsewhere", async () => {

@@ -1,4 +1,5 @@
-import { call } from "./helpers";
+import type { Overview } from "../../workers/metrics/overview";
+import { call, json } from "./helpers";
 
 /**
  * A strict reader of the Prometheus text exposition format (0.0.4), written
@@ -170,4 +171,11 @@ export function sample(families: Family[], name: string, labels: Labels = {}): n
     if (found) return found.value;
   }
   return 0;
+}
+
+/** The dashboard's data, as the page gets it. */
+export async function dashboardData(token: string): Promise<Overview> {
+  const res = await call("GET", "/v1/admin/dashboard.json", { token });
+  if (res.status !== 200) throw new Error(`GET /v1/admin/dashboard.json answered ${res.status}`);
+  return json<Overview>(res);
 }

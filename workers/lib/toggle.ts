@@ -19,7 +19,8 @@ function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): str
 /**
  * Sets one user's toggle (like or save) on an item through the user's object,
  * and works out the count to answer with: the item's total after the change
- * when the item side applied it within the request, otherwise the last total
+ * when the item's head applied it within the request, otherwise (a hot item's
+ * child applied it, or the item side did not answer in time) the last total
  * this Worker knew plus or minus the change, never below zero.
  */
 export async function setToggle(
@@ -47,7 +48,9 @@ export async function setToggle(
         rememberCounts(rt, key, result.counts);
         return { changed: true, count: result.counts[counter] };
       }
-      const known = lastKnownCounts(key);
+      // A hot item's child does not know the item's total: start from what
+      // this isolate knows, or a (cached, single-flight) read of the head.
+      const known = lastKnownCounts(key) ?? (await readCounts(rt, key).catch(() => undefined));
       const counts = { ...(known?.counts ?? zeroCounts()) };
       counts[counter] = Math.max(0, counts[counter] + (on ? 1 : -1));
       rememberCounts(rt, key, counts, known?.asOf);

@@ -79,3 +79,8 @@ export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<
   }
   return parse(schema, query, "query string");
 }
+
+/** Validates path parameters, with the same error shape as bodies and queries. */
+export function readParams<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  return parse(schema, c.req.param(), "path");
+}

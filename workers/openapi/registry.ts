@@ -14,6 +14,8 @@
  */
 import { z } from "zod";
 import {
+  AdminItemParams,
+  AdminItemResponse,
   AdminUserParams,
   AdminUserResponse,
   CountQuery,
@@ -235,6 +237,34 @@ export const ENDPOINTS: readonly Endpoint[] = [
       description: "The user's delivery backlog.",
       schema: AdminUserResponse,
       examples: { settled: { user_id: "42", pending_deliveries: 0 } },
+    },
+    errors: [503],
+  },
+  {
+    method: "get",
+    path: "/v1/admin/items/{item_type}/{item_id}",
+    operationId: "adminItem",
+    tag: "admin",
+    summary: "An item's counts and hot-item state",
+    description:
+      "Operators' view of one item: its counts, whether it is hot (new likes and saves go to its children), its N, each child's last report and its recent write rate.",
+    auth: "service",
+    params: { schema: AdminItemParams, example: { item_type: "post", item_id: "456" } },
+    response: {
+      description: "The item's state.",
+      schema: AdminItemResponse,
+      examples: {
+        hot: {
+          item_id: "456",
+          item_type: "post",
+          counts: { likes: 120034, views: 3400210, shares: 5120, saves: 880 },
+          hot: true,
+          shards: 16,
+          children: [{ index: 0, likes: 7410, saves: 52, seq: 913, writes: 8120, reported_at: AS_OF }],
+          writes_per_sec: 1840.5,
+          calls: { applies: 2210, refused: 35, reports: 14400, reads: 900 },
+        },
+      },
     },
     errors: [503],
   },

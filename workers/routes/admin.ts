@@ -1,8 +1,10 @@
 import { Hono } from "hono";
-import { AdminUserParams } from "../../shared/schemas";
+import type { ItemDescription } from "../../durable-objects/ItemCounter";
+import { itemKey } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
-import { userLikes } from "../lib/objects";
-import { invalid } from "../lib/errors";
+import { AdminItemParams, AdminUserParams } from "../../shared/schemas";
+import { itemCounter, userLikes } from "../lib/objects";
+import { readParams } from "../lib/validation";
 import { requireService } from "../middleware/auth";
 import type { AppEnv } from "../types";
 
@@ -10,9 +12,16 @@ export const admin = new Hono<AppEnv>();
 
 /** Operators' view of one user's object: changes the item side has not yet acknowledged. */
 admin.get("/v1/admin/users/:user_id", requireService, async (c) => {
-  const parsed = AdminUserParams.safeParse(c.req.param());
-  if (!parsed.success) throw invalid("The user id is invalid.", [{ path: "user_id", message: parsed.error.issues[0]!.message }]);
-  const { user_id } = parsed.data;
+  const { user_id } = readParams(c, AdminUserParams);
   const pending = await withRetries(async () => await userLikes(c.env, user_id).pendingDeliveries());
   return c.json({ user_id, pending_deliveries: pending });
+});
+
+/** Operators' view of one item: counts, whether it is hot, its children's last reports, its write rate. */
+admin.get("/v1/admin/items/:item_type/:item_id", requireService, async (c) => {
+  const { item_type, item_id } = readParams(c, AdminItemParams);
+  const description = await withRetries(
+    async (): Promise<ItemDescription> => await itemCounter(c.env, itemKey(item_type, item_id)).describe(),
+  );
+  return c.json({ item_id, item_type, ...description });
 });
