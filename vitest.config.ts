@@ -45,10 +45,19 @@ const HOT_BINDINGS = {
 function workerdProject(name: string, include: string[], bindings: Record<string, string>) {
   return {
     plugins: [
-      cloudflareTest(async () => ({
+      cloudflareTest(async ({ inject }) => ({
         main: "./workers/index.ts",
         wrangler: { configPath: "./wrangler.toml" },
-        miniflare: { bindings: { ...bindings, TEST_MIGRATIONS: await readD1Migrations("./migrations") } },
+        miniflare: {
+          bindings: {
+            ...bindings,
+            // The central store: the dynalite that test/node/dynalite-setup.ts started for this project.
+            ALTERNATOR_ENDPOINT: inject("alternatorEndpoint"),
+            ALTERNATOR_TABLE_PREFIX: "plaudit_",
+            ALTERNATOR_REGION: "us-east-1",
+            TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+          },
+        },
       })),
       textModules(),
     ],
@@ -58,6 +67,7 @@ function workerdProject(name: string, include: string[], bindings: Record<string
       testTimeout: 30_000,
       include,
       setupFiles: ["./test/workers/setup.ts"],
+      globalSetup: ["./test/node/dynalite-setup.ts"],
     },
   };
 }

@@ -7,6 +7,7 @@ import { scheduleFlush } from "../workers/metrics/flush";
 import { metrics } from "../workers/metrics/recorder";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { applyEdge, EDGES_TABLE, hasEdge } from "./lib/edge-store";
+import { EMITTER_SCHEMA, Emitter, type EmissionState } from "./lib/emitter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { WriteRate } from "./lib/write-rate";
 
@@ -39,6 +40,7 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  { id: 4, sql: EMITTER_SCHEMA },
 ];
 
 export type ItemSnapshot = { counts: Counts; asOf: number };
@@ -114,6 +116,8 @@ export class ItemCounter extends DurableObject<Env> {
   readonly stats = { reads: 0, applies: 0, refused: 0, reports: 0, eventBatches: 0, commits: 0 };
 
   readonly #schema: SqlSchema;
+  /** Count snapshots and edge changes on their way to D1 and the central store; it also owns the object's one alarm. */
+  readonly emitter: Emitter;
   /** The head's own counts, including events not yet persisted. */
   #counts: Counts = zeroCounts();
   #children = new Map<number, StoredChild>();
@@ -129,6 +133,14 @@ export class ItemCounter extends DurableObject<Env> {
     super(ctx, env);
     this.#schema = new SqlSchema(ctx.storage, MIGRATIONS);
     this.#rate = new WriteRate(Date.now(), Math.max(this.#config().coolWindow, this.#config().hotWindow, RATE_DISPLAY_SECONDS));
+    // The head is named by its item key (`post:123`), which the runtime gives back as ctx.id.name.
+    const name = ctx.id.name;
+    this.emitter = new Emitter(ctx, env.EVENTS, {
+      ns: "ITEM_COUNTER",
+      ready: () => this.#schema.ready,
+      identity: () => (name ? { name, item: name } : null),
+      counts: () => this.#total(),
+    });
     if (!this.#schema.ready) return;
     const sql = ctx.storage.sql;
     for (const row of sql.exec<{ counter: string; value: number }>("SELECT counter, value FROM counts")) {
@@ -170,6 +182,8 @@ export class ItemCounter extends DurableObject<Env> {
     this.#schema.ensure();
     const flip = this.#decideFlip(now);
     this.ctx.storage.transactionSync(() => {
+      this.emitter.fold();
+      if (!previous || previous.likes !== report.likes || previous.saves !== report.saves) this.emitter.recordCounts();
       this.ctx.storage.sql.exec(
         `INSERT INTO children (idx, likes, saves, seq, writes, reported_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (idx) DO UPDATE SET likes = excluded.likes, saves = excluded.saves, seq = excluded.seq,
@@ -184,9 +198,31 @@ export class ItemCounter extends DurableObject<Env> {
       if (flip) this.#writePlacement(flip);
     });
     this.#children.set(index, { ...report, reportedAt: now });
+    this.emitter.wake();
     if (flip) this.#setPlacement(flip);
     else if (this.#hot) this.#reportHot(now);
     return this.#placement();
+  }
+
+  /** The aggregator wrote these emissions to both stores. */
+  ackEmissions(emissions: readonly string[]): void {
+    this.emitter.ack(emissions);
+  }
+
+  /** What reconciliation compares the stores with: the item's total and its snapshot sequences. Writes nothing. */
+  emissionState(): EmissionState & { counts: Counts } {
+    return { ...this.emitter.state(), counts: this.#total() };
+  }
+
+  /** Reconciliation's repair: emit a fresh snapshot now, under a new sequence number. */
+  resnapshot(): void {
+    this.#schema.ensure();
+    this.ctx.storage.transactionSync(() => {
+      this.emitter.fold();
+      // A new sequence number for unchanged counts, so stores holding a wrong count at the old one take it.
+      this.emitter.recordCounts();
+    });
+    this.emitter.wake(0);
   }
 
   /** Where new edges of this item go now; callers cache it for a few seconds. */
@@ -226,12 +262,18 @@ export class ItemCounter extends DurableObject<Env> {
     return { counts: this.#total(), asOf: Date.now() };
   }
 
+  /** The object's one alarm serves the emitter and, while the item is hot, the cooling check. */
+  override async alarm(): Promise<void> {
+    await this.emitter.alarm();
+    this.#coolingCheck();
+  }
+
   /**
    * While the item is hot, checks now and then whether it has cooled: a hot
    * item whose writes stop entirely sends nothing that would make the head
    * look. Never throws; re-arms itself while the item stays hot.
    */
-  override async alarm(): Promise<void> {
+  #coolingCheck(): void {
     try {
       if (!this.#hot) return;
       const flip = this.#decideFlip(Date.now());
@@ -338,8 +380,10 @@ export class ItemCounter extends DurableObject<Env> {
     const next = { ...this.#counts };
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
+      this.emitter.fold();
       const touched = new Set<keyof Counts>(this.#dirty);
       for (const change of changes) {
+        this.emitter.recordEdge(change.user, change);
         const delta = applyEdge(sql, change);
         if (delta !== 0) {
           next[change.counter] += delta;
@@ -363,8 +407,10 @@ export class ItemCounter extends DurableObject<Env> {
           PRUNE_BATCH,
         );
       }
+      if (touched.size > 0) this.emitter.recordCounts();
       if (flip) this.#writePlacement(flip);
     });
+    this.emitter.wake();
     this.stats.commits++;
     this.#counts = next;
     this.#dirty.clear();
@@ -416,7 +462,7 @@ export class ItemCounter extends DurableObject<Env> {
   /** The next cooling check: after one cool window, and at least once a minute for long windows. */
   #armCoolingCheck(): void {
     const { coolWindow } = this.#config();
-    void this.ctx.storage.setAlarm(Date.now() + Math.min(coolWindow, 60) * 1000);
+    this.emitter.scheduleAlarm(Date.now() + Math.min(coolWindow, 60) * 1000);
   }
 
   #writePlacement(placement: Placement): void {

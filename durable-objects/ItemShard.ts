@@ -6,6 +6,7 @@ import { backoffMs } from "../shared/retries";
 import type { ApplyResult } from "./ItemCounter";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { applyEdge, EDGES_TABLE } from "./lib/edge-store";
+import { EMITTER_SCHEMA, Emitter } from "./lib/emitter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 
 const MIGRATIONS: readonly Migration[] = [
@@ -16,6 +17,7 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE meta (key TEXT PRIMARY KEY, value);
     `,
   },
+  { id: 2, sql: EMITTER_SCHEMA },
 ];
 
 /** A safety alarm after each burst of writes: it resends a report that a crash or a failure left unacknowledged. */
@@ -39,6 +41,8 @@ export class ItemShard extends DurableObject<Env> {
   readonly stats = { applies: 0, commits: 0, reports: 0 };
 
   readonly #schema: SqlSchema;
+  /** This child's edge changes on their way to the central store; never counts (the head emits the item's total). */
+  readonly emitter: Emitter;
   #state: State = { item: null, index: 0, likes: 0, saves: 0, seq: 0, writes: 0 };
   #ackedSeq = 0;
   #reportScheduled = false;
@@ -50,6 +54,13 @@ export class ItemShard extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#schema = new SqlSchema(ctx.storage, MIGRATIONS);
+    // A child is named `post:123#3` (shardObjectName), which the runtime gives back as ctx.id.name.
+    const name = ctx.id.name;
+    this.emitter = new Emitter(ctx, env.EVENTS, {
+      ns: "ITEM_SHARD",
+      ready: () => this.#schema.ready,
+      identity: () => (name && this.#state.item ? { name, item: this.#state.item } : null),
+    });
     if (!this.#schema.ready) return;
     for (const { key, value } of ctx.storage.sql.exec<{ key: string; value: string | number }>("SELECT key, value FROM meta")) {
       if (key === "item") this.#state.item = String(value);
@@ -67,8 +78,19 @@ export class ItemShard extends DurableObject<Env> {
     return await this.#applies.submit(changes);
   }
 
-  /** Resends the report until the head has acknowledged the newest one. Never throws. */
+  /** The aggregator wrote these emissions to the stores. */
+  ackEmissions(emissions: readonly string[]): void {
+    this.emitter.ack(emissions);
+  }
+
+  /** The one alarm serves the emitter and the report sweep. */
   override async alarm(): Promise<void> {
+    await this.emitter.alarm();
+    await this.#sweepReports();
+  }
+
+  /** Resends the report until the head has acknowledged the newest one. Never throws. */
+  async #sweepReports(): Promise<void> {
     this.#alarmAt = null;
     try {
       if (this.#ackedSeq < this.#state.seq) await this.#report();
@@ -93,8 +115,10 @@ export class ItemShard extends DurableObject<Env> {
       next.index = this.#identity.index;
     }
     this.ctx.storage.transactionSync(() => {
+      this.emitter.fold();
       for (const changes of batch) {
         for (const change of changes) {
+          this.emitter.recordEdge(change.user, change);
           next[change.counter] += applyEdge(sql, change);
           next.writes++;
         }
@@ -106,6 +130,7 @@ export class ItemShard extends DurableObject<Env> {
     });
     this.stats.commits++;
     this.#state = next;
+    this.emitter.wake();
     if (this.#alarmAt === null) this.#armAlarm(Date.now() + REPORT_SWEEP_MS);
     this.#scheduleReport();
     return batch.map(() => ({ status: "applied", counts: null }));
@@ -136,6 +161,6 @@ export class ItemShard extends DurableObject<Env> {
 
   #armAlarm(at: number): void {
     this.#alarmAt = at;
-    void this.ctx.storage.setAlarm(at);
+    this.emitter.scheduleAlarm(at);
   }
 }

@@ -4,6 +4,9 @@ declare namespace Cloudflare {
   interface Env {
     /** Comma-separated HS256 secrets: the first signs, all verify (rotation). */
     AUTH_SECRET: string;
+    /** The central store's credentials (Alternator); unset when it is off. */
+    ALTERNATOR_ACCESS_KEY_ID?: string;
+    ALTERNATOR_SECRET_ACCESS_KEY?: string;
     /** Optional Workers Analytics Engine dataset that also receives metrics (see docs/operations.md). */
     METRICS_ANALYTICS?: AnalyticsEngineDataset;
   }

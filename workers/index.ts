@@ -1,4 +1,6 @@
 import { app } from "./app";
+import { aggregate } from "./pipeline/aggregator";
+import { scheduled } from "./scheduled";
 
 export { ItemCounter } from "../durable-objects/ItemCounter";
 export { ItemShard } from "../durable-objects/ItemShard";
@@ -7,4 +9,6 @@ export { UserLikes } from "../durable-objects/UserLikes";
 
 export default {
   fetch: app.fetch,
+  queue: aggregate,
+  scheduled,
 } satisfies ExportedHandler<Env>;

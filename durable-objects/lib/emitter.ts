@@ -1,0 +1,345 @@
+import type { Counts } from "../../shared/counters";
+import { isNewer, type EdgeChange } from "../../shared/edges";
+import { backoffMs } from "../../shared/retries";
+import {
+  EMISSION_VERSION,
+  MAX_MESSAGE_BYTES,
+  MAX_SEND_BATCH,
+  type Emission,
+  type EmittedEdge,
+  type Origin,
+} from "../../workers/pipeline/messages";
+
+/**
+ * The emitter's tables, added to the owning object's numbered migrations.
+ * `emit_edges` holds each edge's newest version not yet acknowledged by the
+ * aggregator (one row per edge, however often it changed); `emit_meta` holds
+ * the count snapshot's sequence number and the newest one acknowledged.
+ */
+export const EMITTER_SCHEMA = `
+  CREATE TABLE emit_edges (
+    user    TEXT    NOT NULL,
+    counter TEXT    NOT NULL,
+    state   INTEGER NOT NULL,
+    inc     INTEGER NOT NULL,
+    seq     INTEGER NOT NULL,
+    PRIMARY KEY (user, counter)
+  ) WITHOUT ROWID;
+  CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+`;
+
+/** An object emits at most about once per this interval while it changes. */
+export const EMIT_INTERVAL_MS = 1_000;
+/**
+ * An emission not acknowledged after this long is sent again, and each further
+ * resend of the same version waits twice as long, up to RESEND_CAP_MS: a slow
+ * consumer (acks late, not lost) must not be buried under copies.
+ */
+const RESEND_AFTER_MS = 30_000;
+const RESEND_CAP_MS = 5 * 60_000;
+/** Backoff cap while sending itself fails (the queue is down). */
+const RETRY_CAP_MS = 60_000;
+/** Sent emissions are remembered this long for their acks; a later ack only costs a resend. */
+const IN_FLIGHT_TTL_MS = 10 * 60_000;
+/** Room for a message's envelope (origin, ids, snapshot) next to its edges. */
+const ENVELOPE_BYTES = 1_000;
+
+export type EmitterOptions = {
+  /** The namespace the aggregator acknowledges through. */
+  ns: Origin["ns"];
+  /** The owner's storage holds the emitter's tables (false before its first write). */
+  ready: () => boolean;
+  /** The owner's object name (acks come back to it) and the item it counts for; null if unknown. */
+  identity: () => { name: string; item: string } | null;
+  /** The item's total counts: heads only. Children never emit counts, theirs are partial. */
+  counts?: () => Counts;
+};
+
+export type EmissionState = {
+  /** The count snapshot's sequence number (0: never changed). */
+  seq: number;
+  /** The newest snapshot the aggregator wrote to both stores and acknowledged. */
+  ackedSeq: number;
+  /** Edge changes not yet acknowledged. */
+  pendingEdges: number;
+};
+
+export type EdgeRow = { user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number };
+/** The version last sent, when, and how many times in a row that version was sent. */
+type Sent = { inc: number; seq: number; at: number; tries: number };
+type InFlight = { snapshotSeq: number | null; edges: EdgeRow[]; at: number };
+
+const edgeKey = (user: string, counter: string) => `${user}\u0000${counter}`;
+
+/**
+ * The emission outbox of one object: what it must tell the aggregator, kept
+ * until the aggregator has written it to both stores and acknowledged it.
+ *
+ * Costs no commit of its own while the object changes: changes are recorded
+ * inside the owner's transaction (`record*`), acknowledgements are held in
+ * memory and folded into the owner's next transaction (`fold`), and sending
+ * rides on the object's alarm, at most once per EMIT_INTERVAL_MS. Losing the
+ * in-memory state (eviction, crash) only means resending: the aggregator's
+ * writes are conditional on newer versions, so a resend changes nothing.
+ *
+ * Usage in an object: call `fold()` and `record*()` inside its
+ * `transactionSync`, `wake()` right after it (same turn, so the alarm rides on
+ * the same commit), `ack()` from an RPC method, and `alarm()` from `alarm()`.
+ */
+export class Emitter {
+  /** Test hooks: sends that throw (a queue that is down) and sends silently lost. */
+  readonly faults = { sendFailures: 0, dropSends: 0 };
+  /** How long an emission may stay unacknowledged before it is resent; tests lower it. */
+  resendAfterMs = RESEND_AFTER_MS;
+
+  readonly #boot = crypto.randomUUID().slice(0, 8);
+  #nextEmission = 0;
+  #ackedSeq = 0;
+  #storedAckedSeq = 0;
+  #snapshotSent: Sent | null = null;
+  #sentEdges = new Map<string, Sent>();
+  #inFlight = new Map<string, InFlight>();
+  #ackedEdges = new Map<string, EdgeRow>();
+  /** Something changed since the last send. */
+  #dirty = false;
+  #alarmAt: number | null = null;
+  #attempt = 0;
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly queue: Queue,
+    private readonly options: EmitterOptions,
+  ) {
+    if (options.ready()) {
+      this.#ackedSeq = this.#storedAckedSeq = this.#meta("acked_seq");
+    }
+    ctx.blockConcurrencyWhile(async () => {
+      this.#alarmAt = await ctx.storage.getAlarm();
+      if (this.#alarmAt === null && this.#hasUnacked()) this.#armAlarm(Date.now() + EMIT_INTERVAL_MS);
+    });
+  }
+
+  /** Inside the owner's transaction: persists what acknowledgements arrived since the last write. */
+  fold(): void {
+    const sql = this.ctx.storage.sql;
+    for (const row of this.#ackedEdges.values()) {
+      sql.exec("DELETE FROM emit_edges WHERE user = ? AND counter = ? AND inc = ? AND seq = ?", row.user, row.counter, row.inc, row.seq);
+    }
+    this.#ackedEdges.clear();
+    if (this.#ackedSeq > this.#storedAckedSeq) {
+      this.#setMeta("acked_seq", this.#ackedSeq);
+      this.#storedAckedSeq = this.#ackedSeq;
+    }
+  }
+
+  /**
+   * Inside the owner's transaction: an edge change the owner accepted. An
+   * older version never replaces a newer one still waiting to be sent.
+   */
+  recordEdge(user: string, change: Pick<EdgeChange, "counter" | "state" | "inc" | "seq">): void {
+    this.ctx.storage.sql.exec(
+      `INSERT INTO emit_edges (user, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq
+       WHERE excluded.inc > emit_edges.inc OR (excluded.inc = emit_edges.inc AND excluded.seq > emit_edges.seq)`,
+      user,
+      change.counter,
+      change.state,
+      change.inc,
+      change.seq,
+    );
+    this.#dirty = true;
+  }
+
+  /** Inside the head's transaction: its counts changed, so the snapshot gets a new sequence number. */
+  recordCounts(): void {
+    this.#setMeta("seq", this.#seq() + 1);
+    this.#dirty = true;
+  }
+
+  /** Right after the owner's transaction: makes sure an alarm will send what was recorded. */
+  wake(delayMs = EMIT_INTERVAL_MS): void {
+    if (this.#dirty) this.scheduleAlarm(Date.now() + delayMs);
+  }
+
+  /**
+   * An object has one alarm; everything in it that needs one asks here, and
+   * the earliest request wins. The owner's alarm() runs each user, and each
+   * asks again for its next time, so an early wake-up only runs a check early.
+   */
+  scheduleAlarm(at: number): void {
+    if (this.#alarmAt === null || this.#alarmAt > at) this.#armAlarm(at);
+  }
+
+  /** The aggregator wrote these emissions to both stores. Costs no commit: folded into the next write. */
+  ack(emissions: readonly string[]): void {
+    for (const id of emissions) {
+      const flight = this.#inFlight.get(id);
+      if (!flight) continue;
+      this.#inFlight.delete(id);
+      if (flight.snapshotSeq !== null) this.#ackedSeq = Math.max(this.#ackedSeq, flight.snapshotSeq);
+      for (const row of flight.edges) {
+        const key = edgeKey(row.user, row.counter);
+        const known = this.#ackedEdges.get(key);
+        if (!known || isNewer(row, known)) this.#ackedEdges.set(key, row);
+        const sent = this.#sentEdges.get(key);
+        if (sent && sent.inc === row.inc && sent.seq === row.seq) this.#sentEdges.delete(key);
+      }
+      this.#attempt = 0;
+    }
+  }
+
+  state(): EmissionState {
+    return { seq: this.#seq(), ackedSeq: this.#ackedSeq, pendingEdges: this.#unackedEdges().length };
+  }
+
+  /**
+   * Sends what is due: new changes, and emissions unacknowledged for too
+   * long. Never throws: the platform gives up on an alarm after six failed
+   * retries, so it catches everything and re-arms itself, with capped,
+   * jittered backoff while sending fails, for as long as anything is unacked.
+   */
+  async alarm(): Promise<void> {
+    this.#alarmAt = null;
+    let failed = false;
+    try {
+      if (this.options.ready() && (this.#ackedEdges.size > 0 || this.#ackedSeq > this.#storedAckedSeq)) {
+        this.ctx.storage.transactionSync(() => this.fold());
+      }
+      await this.#send(Date.now());
+    } catch (error) {
+      failed = true;
+      console.error(JSON.stringify({ event: "emission_failed", error: String(error) }));
+    }
+    try {
+      if (!this.#hasUnacked()) {
+        this.#attempt = 0;
+        return;
+      }
+      if (failed || !this.#dirty) this.#attempt++;
+      const delay = failed
+        ? EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS)
+        : this.#dirty
+          ? EMIT_INTERVAL_MS
+          : this.resendAfterMs + backoffMs(this.#attempt, this.resendAfterMs, RESEND_CAP_MS);
+      this.scheduleAlarm(Date.now() + delay);
+    } catch (error) {
+      console.error(JSON.stringify({ event: "emission_rearm_failed", error: String(error) }));
+    }
+  }
+
+  async #send(now: number): Promise<void> {
+    const identity = this.options.identity();
+    if (!this.options.ready() || identity === null) return;
+    this.#dirty = false;
+    const due = (sent: Sent | undefined, inc: number, seq: number) =>
+      !sent || sent.inc !== inc || sent.seq !== seq || sent.at + Math.min(RESEND_CAP_MS, this.resendAfterMs * 2 ** (sent.tries - 1)) <= now;
+    const sentAgain = (sent: Sent | null | undefined, inc: number, seq: number): Sent => ({
+      inc,
+      seq,
+      at: now,
+      tries: sent && sent.inc === inc && sent.seq === seq ? sent.tries + 1 : 1,
+    });
+    const edges = this.#unackedEdges().filter((row) => due(this.#sentEdges.get(edgeKey(row.user, row.counter)), row.inc, row.seq));
+    const counts = this.options.counts?.();
+    const seq = this.#seq();
+    const snapshotDue = counts !== undefined && seq > this.#ackedSeq && due(this.#snapshotSent ?? undefined, 0, seq);
+    if (edges.length === 0 && !snapshotDue) return;
+
+    for (const [id, flight] of this.#inFlight) if (flight.at + IN_FLIGHT_TTL_MS < now) this.#inFlight.delete(id);
+    const messages = packEmission(
+      { ns: this.options.ns, name: identity.name },
+      identity.item,
+      snapshotDue && counts ? { seq, counts } : null,
+      edges,
+      () => `${this.#boot}.${++this.#nextEmission}`,
+    );
+    for (let i = 0; i < messages.length; i += MAX_SEND_BATCH) {
+      const chunk = messages.slice(i, i + MAX_SEND_BATCH);
+      if (this.faults.sendFailures > 0) {
+        this.faults.sendFailures--;
+        throw new Error("injected queue failure");
+      }
+      if (this.faults.dropSends > 0) this.faults.dropSends--;
+      else await this.queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const })));
+      for (const { body, rows } of chunk) {
+        this.#inFlight.set(body.emission, { snapshotSeq: body.snapshot?.seq ?? null, edges: rows, at: now });
+        if (body.snapshot) this.#snapshotSent = sentAgain(this.#snapshotSent, 0, body.snapshot.seq);
+        for (const row of rows) {
+          const key = edgeKey(row.user, row.counter);
+          this.#sentEdges.set(key, sentAgain(this.#sentEdges.get(key), row.inc, row.seq));
+        }
+      }
+    }
+  }
+
+  #unackedEdges(): EdgeRow[] {
+    if (!this.options.ready()) return [];
+    return this.ctx.storage.sql
+      .exec<EdgeRow>("SELECT user, counter, state, inc, seq FROM emit_edges")
+      .toArray()
+      .filter((row) => {
+        const acked = this.#ackedEdges.get(edgeKey(row.user, row.counter));
+        return !acked || acked.inc !== row.inc || acked.seq !== row.seq;
+      });
+  }
+
+  #hasUnacked(): boolean {
+    return (this.options.counts !== undefined && this.#seq() > this.#ackedSeq) || this.#unackedEdges().length > 0;
+  }
+
+  /**
+   * The snapshot's sequence, read from storage rather than cached: a rolled
+   * back transaction must not leave a sequence number behind that a later,
+   * different snapshot would reuse.
+   */
+  #seq(): number {
+    return this.options.ready() ? this.#meta("seq") : 0;
+  }
+
+  #meta(key: string): number {
+    return this.ctx.storage.sql.exec<{ value: number }>("SELECT value FROM emit_meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
+  }
+
+  #setMeta(key: string, value: number): void {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO emit_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      key,
+      value,
+    );
+  }
+
+  #armAlarm(at: number): void {
+    this.#alarmAt = at;
+    void this.ctx.storage.setAlarm(at);
+  }
+}
+
+/**
+ * Splits one emission into messages under the queue's size limit, each with
+ * its own emission id; the snapshot rides in the first.
+ */
+export function packEmission(
+  origin: Origin,
+  item: string,
+  snapshot: Emission["snapshot"] | null,
+  edges: readonly EdgeRow[],
+  nextId: () => string,
+): { body: Emission; rows: EdgeRow[] }[] {
+  const messages: { body: Emission; rows: EdgeRow[] }[] = [];
+  const open = () => ({ body: { v: EMISSION_VERSION, origin, emission: nextId(), item, edges: [] } as Emission, rows: [] as EdgeRow[], bytes: ENVELOPE_BYTES });
+  let current = open();
+  if (snapshot) current.body.snapshot = snapshot;
+  for (const row of edges) {
+    const edge: EmittedEdge = [row.user, row.counter, row.state, row.inc, row.seq];
+    const size = JSON.stringify(edge).length + 1;
+    if (current.rows.length > 0 && current.bytes + size > MAX_MESSAGE_BYTES) {
+      messages.push(current);
+      current = open();
+    }
+    current.body.edges.push(edge);
+    current.rows.push(row);
+    current.bytes += size;
+  }
+  messages.push(current);
+  return messages;
+}

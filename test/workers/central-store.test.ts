@@ -1,0 +1,70 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { Alternator } from "../../workers/pipeline/alternator";
+import { centralStore } from "../../workers/pipeline/central-tables";
+import type { EmittedEdge } from "../../workers/pipeline/messages";
+import { freshId } from "./helpers";
+import { central, deliver, headEmission } from "./pipeline-helpers";
+
+const key = () => `post:${freshId()}`;
+const snapshot = (seq: number, likes: number) => ({ seq, counts: { likes, views: 0, shares: 0, saves: 0 } });
+
+describe("the central store (a real DynamoDB-API server)", () => {
+  it("creates its tables on first use", async () => {
+    const prefix = `t${freshId()}_`;
+    const item = key();
+    expect(await deliver([headEmission(item, { seq: 1, counts: { likes: 1 } })], { ALTERNATOR_TABLE_PREFIX: prefix })).toEqual({
+      acked: ["m0"],
+      retried: [],
+    });
+    const db = new Alternator({ endpoint: env.ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });
+    const { TableNames } = await db.call<{ TableNames: string[] }>("ListTables", {});
+    expect(TableNames.filter((name) => name.startsWith(prefix)).sort()).toEqual([`${prefix}counters`, `${prefix}user_likes`]);
+    const store = await centralStore({ ...env, ALTERNATOR_TABLE_PREFIX: prefix });
+    expect((await store!.readCounts(item))?.counts.likes).toBe(1);
+  });
+
+  it("refuses a snapshot that is not newer than the stored one, and keeps the stored one", async () => {
+    const store = await central();
+    const item = key();
+    expect(await store.writeSnapshot(item, snapshot(5, 5))).toBe("written");
+    expect(await store.writeSnapshot(item, snapshot(4, 4))).toBe("stale");
+    expect(await store.writeSnapshot(item, snapshot(5, 9))).toBe("stale");
+    expect(await store.readCounts(item)).toEqual(snapshot(5, 5));
+  });
+
+  it("refuses an edge version that is not newer, counting the incarnation above the sequence", async () => {
+    const store = await central();
+    const [item, user] = [key(), freshId()];
+    expect(await store.writeEdge(item, [user, "likes", 1, 1, 7])).toBe("written");
+    expect(await store.writeEdge(item, [user, "likes", 0, 1, 6])).toBe("stale");
+    expect(await store.writeEdge(item, [user, "likes", 0, 2, 1])).toBe("written");
+    expect(await store.writeEdge(item, [user, "likes", 1, 1, 99])).toBe("stale");
+    expect(await store.readEdge(user, item, "likes")).toEqual({ state: 0, version: 2 * 2 ** 32 + 1 });
+  });
+
+  it("is unchanged by a replayed batch", async () => {
+    const [a, b] = [key(), key()];
+    const users = [freshId(), freshId()];
+    const edges: EmittedEdge[] = [
+      [users[0]!, "likes", 1, 1, 1],
+      [users[1]!, "saves", 1, 1, 2],
+    ];
+    const batch = [headEmission(a, { seq: 2, counts: { likes: 1, saves: 1 }, edges }), headEmission(b, { seq: 1, counts: { likes: 3 } })];
+    await deliver(batch);
+    const store = await central();
+    const read = async () => ({
+      counts: [await store.readCounts(a), await store.readCounts(b)],
+      edges: [await store.readEdge(users[0]!, a, "likes"), await store.readEdge(users[1]!, a, "saves")],
+      d1: (await env.DB.prepare("SELECT item_id, counter, count, seq, updated_at FROM counters WHERE item_id IN (?, ?) ORDER BY 1, 2")
+        .bind(a.split(":")[1], b.split(":")[1])
+        .all()).results,
+    });
+    const before = await read();
+
+    expect(await deliver(batch)).toEqual({ acked: ["m0", "m1"], retried: [] });
+    expect(await read()).toEqual(before);
+    expect(await store.writeSnapshot(a, batch[0]!.snapshot!)).toBe("stale");
+    expect(await store.writeEdge(a, edges[0]!)).toBe("stale");
+  });
+});

@@ -1,0 +1,86 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { countOf, freshId, like, newUser, unlike } from "./helpers";
+import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
+
+describe("items emit their counts and edges until the stores have them", () => {
+  it("ends a burst of likes and unlikes with the objects' counts and edges in D1 and the central store", async () => {
+    const items = [freshId(), freshId(), freshId()];
+    const users = await Promise.all(Array.from({ length: 8 }, () => newUser()));
+    await Promise.all(
+      users.flatMap((user, u) =>
+        items.map(async (item, i) => {
+          await like(user.token, item);
+          if ((u + i) % 3 === 0) await unlike(user.token, item);
+        }),
+      ),
+    );
+    const store = await central();
+    for (const [i, id] of items.entries()) {
+      const item = `post:${id}`;
+      const counts = await settled(item);
+      expect(counts.likes).toBe(users.filter((_, u) => (u + i) % 3 !== 0).length);
+      expect((await d1Counts(item))?.counts).toEqual(counts);
+      expect((await store.readCounts(item))?.counts).toEqual(counts);
+      for (const [u, user] of users.entries()) {
+        expect((await store.readEdge(user.id, item, "likes"))?.state).toBe((u + i) % 3 === 0 ? 0 : 1);
+      }
+    }
+  }, 60_000);
+
+  it("resends an emission whose message was lost, and it lands", async () => {
+    const id = freshId();
+    const item = itemStub(`post:${id}`);
+    await runInDurableObject(item, (instance) => {
+      instance.emitter.faults.dropSends = 1;
+      instance.emitter.resendAfterMs = 300;
+    });
+    const user = await newUser();
+    expect((await like(user.token, id)).status).toBe(200);
+    await settled(`post:${id}`);
+    expect(await runInDurableObject(item, (instance) => instance.emitter.faults.dropSends)).toBe(0);
+    expect((await d1Counts(`post:${id}`))?.counts.likes).toBe(1);
+    expect((await (await central()).readEdge(user.id, `post:${id}`, "likes"))?.state).toBe(1);
+  }, 60_000);
+
+  it("keeps likes and reads working while the queue is down, and lands the counts when it is back", async () => {
+    const id = freshId();
+    const item = itemStub(`post:${id}`);
+    await runInDurableObject(item, (instance) => {
+      instance.emitter.faults.sendFailures = 1;
+    });
+    const user = await newUser();
+    expect((await like(user.token, id)).status).toBe(200);
+    expect(await countOf(id)).toBe(1);
+    await settled(`post:${id}`);
+    expect(await runInDurableObject(item, (instance) => instance.emitter.faults.sendFailures)).toBe(0);
+    expect((await d1Counts(`post:${id}`))?.counts.likes).toBe(1);
+  }, 60_000);
+
+  it("deletes acknowledged edges from its outbox with its next write, not with a write of its own", async () => {
+    const id = freshId();
+    const item = itemStub(`post:${id}`);
+    const [first, second] = [await newUser(), await newUser()];
+    await like(first.token, id);
+    await settled(`post:${id}`);
+    const outbox = () =>
+      runInDurableObject(item, (_, state) =>
+        state.storage.sql.exec<{ user: string }>("SELECT user FROM emit_edges ORDER BY user").toArray().map((row) => row.user),
+      );
+    expect(await outbox()).toEqual([first.id]);
+    await like(second.token, id);
+    expect(await outbox()).toEqual([second.id]);
+  }, 60_000);
+
+  it("emits nothing for an item that is only read", async () => {
+    const id = freshId();
+    expect(await countOf(id)).toBe(0);
+    expect(await itemStub(`post:${id}`).emissionState()).toEqual({
+      seq: 0,
+      ackedSeq: 0,
+      pendingEdges: 0,
+      counts: { likes: 0, views: 0, shares: 0, saves: 0 },
+    });
+    expect(await d1Counts(`post:${id}`)).toBeNull();
+  });
+});

@@ -1,0 +1,60 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { expect, vi } from "vitest";
+import { zeroCounts, type Counts } from "../../shared/counters";
+import worker from "../../workers/index";
+import { centralStore } from "../../workers/pipeline/central-tables";
+import type { CentralStore } from "../../workers/pipeline/central-store";
+import { readStoredCounts } from "../../workers/pipeline/d1-store";
+import type { Emission, EmittedEdge } from "../../workers/pipeline/messages";
+
+export const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
+
+let nextEmission = 0;
+
+/** A head's emission for `item`, as its object would send it. */
+export function headEmission(item: string, options: { seq?: number; counts?: Partial<Counts>; edges?: EmittedEdge[] } = {}): Emission {
+  return {
+    v: 1,
+    origin: { ns: "ITEM_COUNTER", name: item },
+    emission: `test.${++nextEmission}`,
+    item,
+    ...(options.seq === undefined ? {} : { snapshot: { seq: options.seq, counts: { ...zeroCounts(), ...options.counts } } }),
+    edges: options.edges ?? [],
+  };
+}
+
+/** Hands a batch to the Worker's queue consumer and returns which messages it acked and retried. */
+export async function deliver(bodies: readonly unknown[], overrides: Partial<Env> = {}) {
+  const batch = createMessageBatch(
+    "plaudit-events",
+    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch, { ...env, ...overrides });
+  const result = await getQueueResult(batch, ctx);
+  return { acked: [...result.explicitAcks].sort(), retried: result.retryMessages.map((m: { msgId: string }) => m.msgId).sort() };
+}
+
+export const d1Counts = (item: string) => readStoredCounts(env.DB, item);
+
+export async function central(): Promise<CentralStore> {
+  const store = await centralStore(env);
+  if (!store) throw new Error("the tests run with a central store");
+  return store;
+}
+
+/** Waits until the item's object has had its current snapshot and every edge acknowledged. */
+export async function settled(item: string): Promise<Counts> {
+  const stub = itemStub(item);
+  return await vi.waitFor(
+    async () => {
+      const state = await stub.emissionState();
+      expect(state.seq).toBeGreaterThan(0);
+      expect(state.ackedSeq).toBe(state.seq);
+      expect(state.pendingEdges).toBe(0);
+      return state.counts;
+    },
+    { timeout: 20_000, interval: 100 },
+  );
+}

@@ -1,0 +1,114 @@
+import { scheduleFlush } from "../metrics/flush";
+import { metrics } from "../metrics/recorder";
+import type { CentralStore } from "./central-store";
+import { centralStore } from "./central-tables";
+import { writeSnapshots } from "./d1-store";
+import { Emission, edgeVersion } from "./messages";
+import { originStub } from "./origins";
+import { planBatch, type Planned } from "./plan";
+import { settleAll } from "./settle";
+import { writtenCache } from "./written-cache";
+
+/** Central-store writes in flight at once, per batch. */
+const CENTRAL_CONCURRENCY = 16;
+
+/**
+ * The regional aggregator: the `plaudit-events` consumer. Per batch it keeps
+ * the newest snapshot per item and the newest version per edge, writes D1 in
+ * one batch and the central store with conditional writes, acknowledges each
+ * emission back to its object (one call per object), then acks the queue
+ * messages whose writes all succeeded and retries the rest. A message that
+ * cannot be parsed is retried alone (and dead-lettered after max_retries):
+ * it never holds back the rest of its batch.
+ */
+export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: ExecutionContext): Promise<void> {
+  const started = Date.now();
+  const parsed: { index: number; emission: Emission }[] = [];
+  const failed = new Set<number>();
+  batch.messages.forEach((message, index) => {
+    const result = Emission.safeParse(message.body);
+    if (result.success) parsed.push({ index, emission: result.data });
+    else {
+      failed.add(index);
+      console.error(JSON.stringify({ event: "emission_rejected", id: message.id, error: result.error.issues[0]?.message }));
+    }
+  });
+
+  const plan = planBatch(parsed);
+  const cache = writtenCache(env);
+  const unwritten = <T>(entries: Map<string, Planned<T>>, kind: string, version: (value: T) => number) =>
+    [...entries]
+      .map(([key, planned]) => ({ key, cacheKey: `${kind}\u0000${key}`, version: version(planned.value), planned }))
+      .filter(({ cacheKey, version }) => !cache?.covers(cacheKey, version));
+  const snapshots = unwritten(plan.snapshots, "s", (snapshot) => snapshot.seq);
+  const edges = unwritten(plan.edges, "e", ({ edge }) => edgeVersion(edge[3], edge[4]));
+  const failedWrites = new Set<Planned<unknown>>();
+  const fail = (planned: Planned<unknown>, error: unknown, store: string) => {
+    failedWrites.add(planned);
+    for (const index of planned.messages) failed.add(index);
+    console.error(JSON.stringify({ event: "store_write_failed", store, error: String(error) }));
+  };
+
+  try {
+    await writeSnapshots(env.DB, new Map(snapshots.map(({ key: item, planned }) => [item, planned.value])));
+  } catch (error) {
+    for (const { planned } of snapshots) fail(planned, error, "d1");
+  }
+
+  const writes = [
+    ...snapshots.map(({ key: item, planned }) => ({ planned, write: (s: CentralStore) => s.writeSnapshot(item, planned.value) })),
+    ...edges.map(({ planned }) => ({ planned, write: (s: CentralStore) => s.writeEdge(planned.value.item, planned.value.edge) })),
+  ];
+  if (writes.length > 0) {
+    try {
+      const store = await centralStore(env);
+      if (store) {
+        const results = await settleAll(writes, CENTRAL_CONCURRENCY, ({ write }) => write(store));
+        results.forEach((result, i) => {
+          if (result.status === "rejected") fail(writes[i]!.planned, result.reason, "central");
+        });
+      }
+    } catch (error) {
+      for (const { planned } of writes) fail(planned, error, "central");
+    }
+  }
+
+  for (const { cacheKey, version, planned } of [...snapshots, ...edges]) if (!failedWrites.has(planned)) cache?.remember(cacheKey, version);
+
+  await acknowledge(env, parsed.filter(({ index }) => !failed.has(index)).map(({ emission }) => emission));
+  batch.messages.forEach((message, index) => (failed.has(index) ? message.retry() : message.ack()));
+  metrics.count("queue_messages_total", { queue: batch.queue, event: "consumed" }, batch.messages.length - failed.size);
+  metrics.count("queue_messages_total", { queue: batch.queue, event: "retried" }, failed.size);
+  const oldest = Math.min(...batch.messages.map((m) => m.timestamp.getTime()));
+  metrics.gauge("aggregator_lag_seconds", { queue: batch.queue }, Math.max(0, started - oldest) / 1000);
+  if (ctx) scheduleFlush(env, ctx);
+  console.log(
+    JSON.stringify({
+      event: "aggregated",
+      messages: batch.messages.length,
+      retried: failed.size,
+      snapshots: snapshots.length,
+      edges: edges.length,
+      alreadyWritten: plan.snapshots.size + plan.edges.size - snapshots.length - edges.length,
+      ms: Date.now() - started,
+    }),
+  );
+}
+
+/**
+ * Tells each object which of its emissions are now in both stores: one call
+ * per object. A lost ack costs only a resend, which the stores ignore.
+ */
+async function acknowledge(env: Env, written: readonly Emission[]): Promise<void> {
+  const byOrigin = Map.groupBy(written, ({ origin }) => `${origin.ns}\u0000${origin.name}`);
+  await Promise.all(
+    [...byOrigin.values()].map(async (emissions) => {
+      const origin = emissions[0]!.origin;
+      try {
+        await originStub(env, origin)?.ackEmissions(emissions.map(({ emission }) => emission));
+      } catch (error) {
+        console.error(JSON.stringify({ event: "emission_ack_failed", origin, error: String(error) }));
+      }
+    }),
+  );
+}

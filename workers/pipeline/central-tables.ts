@@ -1,0 +1,76 @@
+import { Alternator, AlternatorError } from "./alternator";
+import { CentralStore } from "./central-store";
+
+/**
+ * Alternator must serialise each conditional write with other writes to the
+ * same item (see docs/pipeline.md); tables plaudit creates say so themselves.
+ */
+const WRITE_ISOLATION = { Key: "system:write_isolation", Value: "only_rmw_uses_lwt" };
+const ACTIVE_POLLS = 50;
+const ACTIVE_POLL_MS = 100;
+
+/** Per isolate: tables are checked once, not on every batch. */
+const ready = new Map<string, Promise<void>>();
+
+/** The central store, its tables created on first use; null when ALTERNATOR_ENDPOINT is empty (the store is off). */
+export async function centralStore(env: Env): Promise<CentralStore | null> {
+  const endpoint = env.ALTERNATOR_ENDPOINT?.trim();
+  if (!endpoint) return null;
+  const db = new Alternator({
+    endpoint,
+    region: env.ALTERNATOR_REGION || "us-east-1",
+    accessKeyId: env.ALTERNATOR_ACCESS_KEY_ID ?? "plaudit",
+    secretAccessKey: env.ALTERNATOR_SECRET_ACCESS_KEY ?? "plaudit",
+  });
+  const store = new CentralStore(db, env.ALTERNATOR_TABLE_PREFIX ?? "plaudit_");
+  const key = `${endpoint}|${store.counters}`;
+  let tables = ready.get(key);
+  if (!tables) {
+    tables = ensureTables(db, store);
+    ready.set(key, tables);
+    tables.catch(() => ready.delete(key));
+  }
+  await tables;
+  return store;
+}
+
+async function ensureTables(db: Alternator, store: CentralStore): Promise<void> {
+  await Promise.all([
+    ensureTable(db, store.counters, [{ AttributeName: "item", KeyType: "HASH" }]),
+    ensureTable(db, store.userLikes, [
+      { AttributeName: "user", KeyType: "HASH" },
+      { AttributeName: "item", KeyType: "RANGE" },
+    ]),
+  ]);
+}
+
+async function ensureTable(db: Alternator, name: string, keys: { AttributeName: string; KeyType: "HASH" | "RANGE" }[]): Promise<void> {
+  if ((await describe(db, name)) === "ACTIVE") return;
+  try {
+    await db.call("CreateTable", {
+      TableName: name,
+      KeySchema: keys,
+      AttributeDefinitions: keys.map(({ AttributeName }) => ({ AttributeName, AttributeType: "S" })),
+      BillingMode: "PAY_PER_REQUEST",
+      Tags: [WRITE_ISOLATION],
+    });
+  } catch (error) {
+    // Another isolate created it first.
+    if (!(error instanceof AlternatorError && error.type === "ResourceInUseException")) throw error;
+  }
+  for (let poll = 0; poll < ACTIVE_POLLS; poll++) {
+    if ((await describe(db, name)) === "ACTIVE") return;
+    await new Promise((resolve) => setTimeout(resolve, ACTIVE_POLL_MS));
+  }
+  throw new Error(`central store table ${name} did not become active`);
+}
+
+async function describe(db: Alternator, name: string): Promise<string | null> {
+  try {
+    const { Table } = await db.call<{ Table?: { TableStatus?: string } }>("DescribeTable", { TableName: name });
+    return Table?.TableStatus ?? null;
+  } catch (error) {
+    if (error instanceof AlternatorError && error.type === "ResourceNotFoundException") return null;
+    throw error;
+  }
+}

@@ -1,0 +1,91 @@
+import { COUNTER_TYPES, type Counts } from "../../shared/counters";
+import { withRetries } from "../../shared/retries";
+import { itemCounter } from "../lib/objects";
+import { centralStore } from "./central-tables";
+import { readStoredCounts, recentItems } from "./d1-store";
+import { settleAll } from "./settle";
+
+/** Items whose D1 counts changed within this window are sampled. */
+const WINDOW_MS = 15 * 60_000;
+const SAMPLE_SIZE = 200;
+const CONCURRENCY = 8;
+
+type ObjectState = { seq: number; ackedSeq: number; counts: Counts };
+type Stored = { seq: number; counts: Counts } | null;
+
+/**
+ * "ok": the store holds the object's current snapshot. "lag": the store is
+ * behind but has not lost anything acknowledged (an emission is on its way).
+ * "drift": the store disagrees with a snapshot it should hold.
+ */
+export type Verdict = { kind: "ok" } | { kind: "lag" } | { kind: "drift"; difference: number };
+
+export function compare(object: ObjectState, stored: Stored): Verdict {
+  const seq = stored?.seq ?? 0;
+  const difference = Math.max(...COUNTER_TYPES.map((c) => Math.abs(object.counts[c] - (stored?.counts[c] ?? 0))));
+  if (seq === object.seq) return difference === 0 ? { kind: "ok" } : { kind: "drift", difference };
+  // Below what the store acknowledged, or ahead of the object: the store lost or invented a snapshot.
+  if (seq < object.ackedSeq || seq > object.seq) return { kind: "drift", difference };
+  return { kind: "lag" };
+}
+
+export type RunSummary = {
+  itemsChecked: number;
+  itemsRepaired: number;
+  itemsLagging: number;
+  d1Drift: number;
+  centralDrift: number;
+  maxDifference: number;
+};
+
+/**
+ * Compares recently updated items in D1 and the central store with their
+ * objects, and asks every drifted item's object for a fresh snapshot (a new
+ * sequence number, so the stores take it over the wrong value). Safe to run
+ * twice at once: a repair is only an extra snapshot, which the stores apply
+ * idempotently. Each run is recorded in `reconciliation_runs`.
+ */
+export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary> {
+  const items = await recentItems(env.DB, now - WINDOW_MS, SAMPLE_SIZE);
+  const central = await centralStore(env).catch((error: unknown) => {
+    console.error(JSON.stringify({ event: "reconcile_central_unavailable", error: String(error) }));
+    return null;
+  });
+  const summary: RunSummary = { itemsChecked: 0, itemsRepaired: 0, itemsLagging: 0, d1Drift: 0, centralDrift: 0, maxDifference: 0 };
+
+  const results = await settleAll(items, CONCURRENCY, async (item) => {
+    const stub = itemCounter(env, item);
+    const object = await withRetries(() => stub.emissionState());
+    const verdicts = {
+      d1: compare(object, await readStoredCounts(env.DB, item)),
+      central: central ? compare(object, await central.readCounts(item)) : ({ kind: "ok" } as Verdict),
+    };
+    const drifted = [verdicts.d1, verdicts.central].filter((v): v is Extract<Verdict, { kind: "drift" }> => v.kind === "drift");
+    if (drifted.length > 0) await withRetries(() => stub.resnapshot());
+    return { verdicts, drifted };
+  });
+
+  for (const result of results) {
+    if (result.status === "rejected") {
+      console.error(JSON.stringify({ event: "reconcile_item_failed", error: String(result.reason) }));
+      continue;
+    }
+    const { verdicts, drifted } = result.value;
+    summary.itemsChecked++;
+    if (verdicts.d1.kind === "drift") summary.d1Drift++;
+    if (verdicts.central.kind === "drift") summary.centralDrift++;
+    if (drifted.length > 0) summary.itemsRepaired++;
+    else if (verdicts.d1.kind === "lag" || verdicts.central.kind === "lag") summary.itemsLagging++;
+    for (const { difference } of drifted) summary.maxDifference = Math.max(summary.maxDifference, difference);
+  }
+
+  await env.DB.prepare(
+    `INSERT INTO reconciliation_runs
+       (started_at, finished_at, items_checked, items_repaired, items_lagging, d1_drift, central_drift, max_difference)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+    .bind(now, Date.now(), summary.itemsChecked, summary.itemsRepaired, summary.itemsLagging, summary.d1Drift, summary.centralDrift, summary.maxDifference)
+    .run();
+  console.log(JSON.stringify({ event: "reconciliation", ...summary }));
+  return summary;
+}
