@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { textModules } from "./scripts/text-modules.ts";
 
 export const TEST_SECRETS = "test-secret-primary,test-secret-rotated";
 
@@ -24,6 +25,8 @@ const BINDINGS = {
   COOL_WINDOW_SECONDS: "3600",
   CHILD_REPORT_MS: "1000",
   SHARD_MAP_TTL_MS: "5000",
+  // A busy test machine makes many requests "slow"; the slow-request log has its own test.
+  SLOW_REQUEST_MS: "60000",
 };
 
 /** Hot-item tests: thresholds low enough that a test's burst splits an item and a pause cools it. */
@@ -56,6 +59,7 @@ function workerdProject(name: string, include: string[], bindings: Record<string
           },
         },
       })),
+      textModules(),
     ],
     test: {
       name,

@@ -3,6 +3,8 @@ import { numberVar } from "../shared/config";
 import { COUNTER_TYPES, TOGGLE_COUNTERS, zeroCounts, type Counts, type EventCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import type { Placement } from "../shared/placement";
+import { scheduleFlush } from "../workers/metrics/flush";
+import { metrics } from "../workers/metrics/recorder";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { applyEdge, EDGES_TABLE, hasEdge } from "./lib/edge-store";
 import { EMITTER_SCHEMA, Emitter, type EmissionState } from "./lib/emitter";
@@ -77,6 +79,12 @@ const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 const PRUNE_BATCH = 500;
 /** The write rate shown to operators is measured over this many seconds. */
 const RATE_DISPLAY_SECONDS = 10;
+/**
+ * A hot item's dashboard gauges outlive this long without a refresh. Children
+ * report about once a second while they change and the cooling check runs at
+ * least once a minute, so a hot item refreshes well within it.
+ */
+const HOT_GAUGE_TTL_SECONDS = 120;
 
 type StoredChild = ChildReport & { reportedAt: number };
 
@@ -192,6 +200,7 @@ export class ItemCounter extends DurableObject<Env> {
     this.#children.set(index, { ...report, reportedAt: now });
     this.emitter.wake();
     if (flip) this.#setPlacement(flip);
+    else if (this.#hot) this.#reportHot(now);
     return this.#placement();
   }
 
@@ -272,6 +281,7 @@ export class ItemCounter extends DurableObject<Env> {
         this.ctx.storage.transactionSync(() => this.#writePlacement(flip));
         this.#setPlacement(flip);
       } else {
+        this.#reportHot(Date.now());
         this.#armCoolingCheck();
       }
     } catch (error) {
@@ -301,7 +311,7 @@ export class ItemCounter extends DurableObject<Env> {
           writes: c.writes,
           reported_at: new Date(c.reportedAt).toISOString(),
         })),
-      writes_per_sec: this.#rate.perSecond(Math.min(RATE_DISPLAY_SECONDS, Math.max(1, Math.ceil(this.#rate.observedSeconds(now)))), now),
+      writes_per_sec: this.#writesPerSecond(now),
       calls: { applies: this.stats.applies, refused: this.stats.refused, reports: this.stats.reports, reads: this.stats.reads },
     };
   }
@@ -430,6 +440,23 @@ export class ItemCounter extends DurableObject<Env> {
     this.#shards = placement.shards;
     if (placement.hot) this.#armCoolingCheck();
     console.log(JSON.stringify({ level: "info", event: placement.hot ? "item_split" : "item_merged", shards: placement.shards }));
+    metrics.count(placement.hot ? "shard_splits_total" : "shard_merges_total");
+    this.#reportHot(Date.now());
+  }
+
+  #writesPerSecond(now: number): number {
+    return this.#rate.perSecond(Math.min(RATE_DISPLAY_SECONDS, Math.max(1, Math.ceil(this.#rate.observedSeconds(now)))), now);
+  }
+
+  /** The dashboard's hot-items gauges for this item (the head's name is the item key); a cooled item's expire at once. */
+  #reportHot(now: number): void {
+    const item = this.ctx.id.name;
+    if (item !== undefined) {
+      const ttlSeconds = this.#hot ? HOT_GAUGE_TTL_SECONDS : 0;
+      metrics.gauge("hot_item_shards", { item }, this.#shards, { ttlSeconds });
+      metrics.gauge("hot_item_writes_per_second", { item }, this.#writesPerSecond(now), { ttlSeconds });
+    }
+    scheduleFlush(this.env, this.ctx);
   }
 
   /** The next cooling check: after one cool window, and at least once a minute for long windows. */

@@ -7,5 +7,7 @@ declare namespace Cloudflare {
     /** The central store's credentials (Alternator); unset when it is off. */
     ALTERNATOR_ACCESS_KEY_ID?: string;
     ALTERNATOR_SECRET_ACCESS_KEY?: string;
+    /** Optional Workers Analytics Engine dataset that also receives metrics (see docs/operations.md). */
+    METRICS_ANALYTICS?: AnalyticsEngineDataset;
   }
 }

@@ -129,3 +129,42 @@ export const AdminItemResponse = z.object({
     })
     .meta({ description: "Calls the head served since it last started" }),
 });
+
+const Rate = z.number().min(0);
+const Ratio = z.number().min(0).max(1).nullable();
+const Quantiles = z.object({ p50: z.number(), p99: z.number() }).nullable();
+
+/** One alert rule's state: the value it compares with its threshold (null without data) and whether it fires. */
+export const DashboardAlert = z.object({
+  name: z.string(),
+  summary: z.string(),
+  threshold: z.number(),
+  value: z.number().nullable(),
+  firing: z.boolean(),
+});
+
+export const DashboardHotItem = z.object({
+  item: z.string().meta({ description: "Item key, `<item_type>:<item_id>`" }),
+  shards: z.number(),
+  writes_per_second: z.number().nullable(),
+});
+
+/** `GET /v1/admin/dashboard.json`: rates over the last 10 to 15 s, latest gauges, hot items and alerts. */
+export const DashboardData = z.object({
+  as_of: z.string(),
+  window_seconds: z.number().meta({ description: "Length of the window the rates are over" }),
+  likes_per_second: Rate,
+  unlikes_per_second: Rate,
+  reads_per_second: Rate,
+  error_rate: Ratio.meta({ description: "Share of requests answered 5xx; null without requests" }),
+  write_latency_ms: Quantiles,
+  read_latency_ms: Quantiles,
+  cache_hit_rate: Ratio,
+  dedup_rate: Ratio.meta({ description: "Share of likes that repeated an existing like" }),
+  rate_limited_per_second: Rate,
+  queue_lag_seconds: z.number().nullable(),
+  drift_ratio: z.number().nullable(),
+  hot_item_count: z.number().int().min(0),
+  hot_items: z.array(DashboardHotItem).max(10),
+  alerts: z.array(DashboardAlert),
+});

@@ -1,19 +1,25 @@
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import { ApiError, unavailable } from "./lib/errors";
+import { requestMetrics } from "./metrics/request-metrics";
 import { cors } from "./middleware/cors";
+import { requestLog } from "./middleware/request-log";
 import { admin } from "./routes/admin";
 import { counts } from "./routes/counts";
+import { dashboard } from "./routes/dashboard";
 import { docs } from "./routes/docs";
 import { events } from "./routes/events";
 import { hasLiked } from "./routes/has-liked";
 import { health } from "./routes/health";
 import { likes } from "./routes/likes";
+import { metricsRoute } from "./routes/metrics";
 import { openapi } from "./routes/openapi";
 import { saves } from "./routes/saves";
 import type { AppEnv } from "./types";
 
 const app = new Hono<AppEnv>();
 
+app.use("*", requestLog);
+app.use("*", requestMetrics);
 app.use("*", cors);
 app.route("/", health);
 app.route("/", likes);
@@ -24,6 +30,8 @@ app.route("/", hasLiked);
 app.route("/", admin);
 app.route("/", openapi);
 app.route("/", docs);
+app.route("/", metricsRoute);
+app.route("/", dashboard);
 
 /** A known path asked with another method is a 405 naming the methods it has; anything else a 404. */
 function allowedMethods(path: string): string[] {
@@ -45,13 +53,13 @@ app.notFound((c) => {
   }).toResponse();
 });
 
-/** The one place every failure becomes the JSON error shape; stacks stay in the log. */
-app.onError((error: unknown, c: Context) => {
+/**
+ * The one place every failure becomes the JSON error shape; no stack leaves
+ * the Worker (the request log writes it, with the request id).
+ */
+app.onError((error: unknown) => {
   if (error instanceof ApiError) return error.toResponse();
-  const e = error as { overloaded?: boolean; retryable?: boolean; message?: string };
-  console.error(
-    JSON.stringify({ level: "error", event: "unhandled", method: c.req.method, path: c.req.path, error: String(e?.message ?? error) }),
-  );
+  const e = error as { overloaded?: boolean; retryable?: boolean };
   if (e?.overloaded || e?.retryable) return unavailable("The service is busy; retry shortly.").toResponse();
   return new ApiError(500, "internal_error", "Something went wrong on our side.").toResponse();
 });

@@ -1,6 +1,7 @@
 import { zeroCounts, type Counts } from "../../shared/counters";
 import { numberVar } from "../../shared/config";
 import { withRetries } from "../../shared/retries";
+import { metrics } from "../metrics/recorder";
 import { CountCache, type CachedCounts } from "./count-cache";
 import { edgeGet, edgePut } from "./edge-cache";
 import { itemCounter } from "./objects";
@@ -36,11 +37,17 @@ function ttls(env: Env) {
  */
 export async function readCounts(rt: Runtime, key: string): Promise<CountRead> {
   const hit = memory.fresh(key, Date.now());
-  if (hit) return { ...hit, cached: true, stale: false };
+  if (hit) {
+    metrics.count("cache_lookups_total", { cache: "memory", result: "hit" });
+    return { ...hit, cached: true, stale: false };
+  }
   const other = inflight.get(key);
   if (other) {
     const shared = await waitForFlight(other);
-    if (shared) return { ...shared, cached: true };
+    if (shared) {
+      metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
+      return { ...shared, cached: true };
+    }
   }
   const flight: Flight = { done: false };
   inflight.set(key, flight);
@@ -77,10 +84,12 @@ async function load(rt: Runtime, key: string): Promise<CountRead> {
   if (edgeMs > 0) {
     const edge = await edgeGet(key, Date.now());
     if (edge) {
+      metrics.count("cache_lookups_total", { cache: "edge", result: "hit" });
       memory.put(key, edge, memoryMs, Date.now());
       return { ...edge, cached: true, stale: false };
     }
   }
+  metrics.count("cache_lookups_total", { cache: "all", result: "miss" });
   const snapshot = await withRetries(async () => await itemCounter(rt.env, key).read());
   remember(rt, key, snapshot);
   return { ...snapshot, cached: false, stale: false };

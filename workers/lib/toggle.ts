@@ -2,11 +2,19 @@ import type { ToggleResult } from "../../durable-objects/UserLikes";
 import { itemKey, zeroCounts, type ToggleCounter } from "../../shared/counters";
 import type { ItemRef } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
+import { metrics } from "../metrics/recorder";
 import { ApiError } from "./errors";
 import { lastKnownCounts, readCounts, rememberCounts, type Runtime } from "./count-reader";
 import { userLikes } from "./objects";
 
 export type ToggleOutcome = { changed: boolean; count: number };
+
+/** liked, already_liked, unliked, not_liked (saved, ... for saves): what dedup did with the call. */
+function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): string {
+  const done = counter === "likes" ? "liked" : "saved";
+  if (on) return changed ? done : `already_${done}`;
+  return changed ? `un${done}` : `not_${done}`;
+}
 
 /**
  * Sets one user's toggle (like or save) on an item through the user's object,
@@ -26,6 +34,10 @@ export async function setToggle(
   const result = await withRetries(
     async (): Promise<ToggleResult> => await userLikes(rt.env, userId).toggle({ user: userId, item: key, counter, on }),
   );
+  metrics.count("toggle_outcomes_total", {
+    counter,
+    outcome: result.kind === "rate_limited" ? "rate_limited" : outcomeName(counter, on, result.kind === "changed"),
+  });
   switch (result.kind) {
     case "rate_limited":
       throw new ApiError(429, "rate_limited", "Too many requests for this user; retry later.", {

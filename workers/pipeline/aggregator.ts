@@ -1,3 +1,5 @@
+import { scheduleFlush } from "../metrics/flush";
+import { metrics } from "../metrics/recorder";
 import type { CentralStore } from "./central-store";
 import { centralStore } from "./central-tables";
 import { writeSnapshots } from "./d1-store";
@@ -19,7 +21,7 @@ const CENTRAL_CONCURRENCY = 16;
  * cannot be parsed is retried alone (and dead-lettered after max_retries):
  * it never holds back the rest of its batch.
  */
-export async function aggregate(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: ExecutionContext): Promise<void> {
   const started = Date.now();
   const parsed: { index: number; emission: Emission }[] = [];
   const failed = new Set<number>();
@@ -75,6 +77,11 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env): Promise
 
   await acknowledge(env, parsed.filter(({ index }) => !failed.has(index)).map(({ emission }) => emission));
   batch.messages.forEach((message, index) => (failed.has(index) ? message.retry() : message.ack()));
+  metrics.count("queue_messages_total", { queue: batch.queue, event: "consumed" }, batch.messages.length - failed.size);
+  metrics.count("queue_messages_total", { queue: batch.queue, event: "retried" }, failed.size);
+  const oldest = Math.min(...batch.messages.map((m) => m.timestamp.getTime()));
+  metrics.gauge("aggregator_lag_seconds", { queue: batch.queue }, Math.max(0, started - oldest) / 1000);
+  if (ctx) scheduleFlush(env, ctx);
   console.log(
     JSON.stringify({
       event: "aggregated",

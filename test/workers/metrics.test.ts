@@ -1,0 +1,184 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { app } from "../../workers/app";
+import { readAllShards } from "../../workers/metrics/shards";
+import { call, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
+import { parseExposition, sample, scrape, type Family } from "./metrics-exposition";
+
+let service: string;
+
+beforeAll(async () => {
+  service = await tokenFor(freshId(), { role: "service" });
+});
+
+/** A sample's value after the sequence minus its value before. */
+function delta(before: Family[], after: Family[], name: string, labels: Record<string, string>): number {
+  return sample(after, name, labels) - sample(before, name, labels);
+}
+
+describe("GET /metrics after a known sequence of calls", () => {
+  let before: Family[];
+  let after: Family[];
+  let bLiked: number;
+
+  beforeAll(async () => {
+    before = await scrape(service);
+    const a = await newUser();
+    const [i1, i2, i3] = [freshId(), freshId(), freshId()];
+    for (const item of [i1, i2, i3]) expect((await like(a.token, item)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await json(await like(a.token, i1))).status).toBe("already_liked");
+    expect((await json(await unlike(a.token, i2))).status).toBe("unliked");
+    expect((await json(await unlike(a.token, i2))).status).toBe("not_liked");
+    // User b spends the limit's burst of 30 at once, then likes until refused twice. A slow machine may
+    // earn b a token meanwhile, so the test counts b's accepted likes rather than assuming 30.
+    const b = await newUser();
+    const burst = await Promise.all(Array.from({ length: 30 }, () => like(b.token, freshId())));
+    expect(burst.map((r) => r.status)).toEqual(new Array(30).fill(200));
+    bLiked = 30;
+    for (let refused = 0, tries = 0; refused < 2 && tries < 20; tries++) {
+      const status = (await like(b.token, freshId())).status;
+      if (status === 429) refused++;
+      else if (status === 200) bLiked++;
+    }
+    after = await scrape(service);
+  });
+
+  it("counts each like outcome exactly", () => {
+    const outcome = (o: string) => delta(before, after, "plaudit_toggle_outcomes_total", { counter: "likes", outcome: o });
+    expect({
+      liked: outcome("liked"),
+      already_liked: outcome("already_liked"),
+      unliked: outcome("unliked"),
+      not_liked: outcome("not_liked"),
+      rate_limited: outcome("rate_limited"),
+    }).toEqual({ liked: 3 + bLiked, already_liked: 2, unliked: 1, not_liked: 1, rate_limited: 2 });
+  });
+
+  it("counts requests by route, method and status", () => {
+    const requests = (method: string, status: string) =>
+      delta(before, after, "plaudit_requests_total", { route: "/v1/like", method, status });
+    expect({ post200: requests("POST", "200"), post429: requests("POST", "429"), delete200: requests("DELETE", "200") }).toEqual({
+      post200: 5 + bLiked,
+      post429: 2,
+      delete200: 2,
+    });
+  });
+
+  it("counts the scrape that came before, once", () => {
+    expect(delta(before, after, "plaudit_requests_total", { route: "/metrics", method: "GET", status: "200" })).toBe(1);
+  });
+
+  it("counts rate-limited requests and errors by code", () => {
+    expect(delta(before, after, "plaudit_rate_limited_total", { route: "/v1/like" })).toBe(2);
+    expect(delta(before, after, "plaudit_errors_total", { code: "rate_limited" })).toBe(2);
+  });
+
+  it("times every like request in the route's latency histogram", () => {
+    const timed = (method: string) =>
+      delta(before, after, "plaudit_request_duration_seconds_count", { route: "/v1/like", method });
+    expect({ post: timed("POST"), delete: timed("DELETE") }).toEqual({ post: 7 + bLiked, delete: 2 });
+  });
+
+  it("declares every family with HELP and a counter, gauge or histogram TYPE, named plaudit_*", () => {
+    expect(after.length).toBeGreaterThan(0);
+    for (const family of after) {
+      expect(family.name).toMatch(/^plaudit_[a-z0-9_]+$/);
+      expect(family.help).toMatch(/\S/);
+      expect(["counter", "gauge", "histogram"]).toContain(family.type);
+    }
+  });
+
+  it("writes latency buckets from 1 ms to 5 s", () => {
+    const les = after
+      .find((f) => f.name === "plaudit_request_duration_seconds")!
+      .samples.filter((s) => s.name.endsWith("_bucket") && s.labels.route === "/v1/like" && s.labels.method === "POST")
+      .map((s) => s.labels.le);
+    expect(les[0]).toBe("0.001");
+    expect(les.at(-2)).toBe("5");
+    expect(les.at(-1)).toBe("+Inf");
+  });
+
+  it("exposes an alert gauge and threshold for each of the seven rules", () => {
+    const names = after.find((f) => f.name === "plaudit_alert")!.samples.map((s) => s.labels.name).sort();
+    expect(names).toEqual(
+      ["cache_hit_rate", "consumer_lag", "dedup_rate", "drift", "hot_items", "like_latency_p99", "read_latency_p99"].sort(),
+    );
+    expect(sample(after, "plaudit_alert_threshold", { name: "like_latency_p99" })).toBe(0.1);
+    expect(sample(after, "plaudit_alert_threshold", { name: "hot_items" })).toBe(5000);
+  });
+});
+
+describe("the exposition reader these tests use", () => {
+  it("rejects a sample outside its family", () => {
+    expect(() => parseExposition("# TYPE a_total counter\na_total 1\nb_total 2\n")).toThrow(/outside its family/);
+  });
+
+  it("rejects a bad label escape", () => {
+    expect(() => parseExposition('# TYPE a_total counter\na_total{x="\\q"} 1\n')).toThrow(/bad escape/);
+  });
+
+  it("rejects a histogram whose +Inf bucket differs from its count", () => {
+    const text = '# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\nh_sum 1\nh_count 3\n';
+    expect(() => parseExposition(text)).toThrow(/differs from _count/);
+  });
+});
+
+describe("access to the metrics", () => {
+  const endpoints = ["/metrics", "/v1/admin/dashboard.json"];
+
+  it.each(endpoints)("%s without a token is 401", async (path) => {
+    const res = await call("GET", path);
+    expect(res.status).toBe(401);
+    expect((await json(res)).error).toBe("unauthorized");
+  });
+
+  it.each(endpoints)("%s with a user's token is 403", async (path) => {
+    const res = await call("GET", path, { token: await tokenFor(freshId()) });
+    expect(res.status).toBe(403);
+    expect((await json(res)).error).toBe("forbidden");
+  });
+
+  it("/metrics answers without a token when METRICS_PUBLIC is true", async () => {
+    const ctx = createExecutionContext();
+    const res = await app.fetch(new Request("http://plaudit.test/metrics"), { ...env, METRICS_PUBLIC: "true" }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+    const text = await res.text();
+    expect(() => parseExposition(text)).not.toThrow();
+  });
+});
+
+describe("count reads", () => {
+  it("count the first read of an item as a cache miss and a repeat within the TTL as a memory hit", async () => {
+    const lookups = (families: Family[], cache: string, result: string) =>
+      sample(families, "plaudit_cache_lookups_total", { cache, result });
+    const before = await scrape(service);
+    const item = freshId();
+    for (let i = 0; i < 2; i++) expect((await call("GET", `/v1/count?item_id=${item}&item_type=post`)).status).toBe(200);
+    const after = await scrape(service);
+    expect({
+      miss: lookups(after, "all", "miss") - lookups(before, "all", "miss"),
+      memory: lookups(after, "memory", "hit") - lookups(before, "memory", "hit"),
+    }).toEqual({ miss: 1, memory: 1 });
+  });
+});
+
+describe("flushing", () => {
+  it("reaches the metrics objects without a scrape: an isolate that goes quiet still reports", async () => {
+    const item = freshId();
+    const user = await newUser();
+    const likedBefore = async () => {
+      const read = await readAllShards(env);
+      let sum = 0;
+      for (const s of read.totals.values()) {
+        if (s.kind === "counter" && s.name === "plaudit_toggle_outcomes_total" && s.labels.outcome === "liked") sum += s.value;
+      }
+      return sum;
+    };
+    const start = await likedBefore();
+    expect((await like(user.token, item)).status).toBe(200);
+    await expect.poll(likedBefore, { timeout: 5_000, interval: 100 }).toBe(start + 1);
+  });
+});

@@ -1,0 +1,23 @@
+/**
+ * The metrics plaudit records, with their Prometheus HELP text: the names the
+ * dashboard and the alert rules read. A metric missing here is still exported,
+ * with a generic HELP line; add one line here when you add a metric.
+ */
+export const METRIC_HELP: Readonly<Record<string, string>> = {
+  plaudit_requests_total: "Requests answered, by route, method and status.",
+  plaudit_request_duration_seconds: "Time to answer a request, by route and method.",
+  plaudit_toggle_outcomes_total:
+    "Like and unlike calls by outcome (liked, already_liked, unliked, not_liked, rate_limited); saves likewise.",
+  plaudit_rate_limited_total: "Requests refused with 429 by the per-user rate limiter, by route.",
+  plaudit_errors_total: "Error responses by error code.",
+  plaudit_cache_lookups_total: "Item count reads by result: a hit names the cache tier that answered; a miss asked the object.",
+  plaudit_shard_splits_total: "Items that turned hot and began writing to their shards.",
+  plaudit_shard_merges_total: "Hot items that cooled and went back to writing at their head.",
+  plaudit_hot_item_shards: "Shard count of a hot item, per item; disappears when no longer reported.",
+  plaudit_hot_item_writes_per_second: "Write rate of a hot item, per item; disappears when no longer reported.",
+  plaudit_outbox_enqueued_total: "Changes written to an object's outbox, by object kind.",
+  plaudit_outbox_delivered_total: "Outbox changes acknowledged by their receiver, by object kind.",
+  plaudit_queue_messages_total: "Queue messages by queue and event (sent, consumed, retried, dead_lettered).",
+  plaudit_aggregator_lag_seconds: "Age of the oldest change the aggregator has not yet written to the stores.",
+  plaudit_reconciliation_drift_ratio: "Share of checked items whose stored counts drifted in the last reconciliation.",
+};

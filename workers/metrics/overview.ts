@@ -1,0 +1,50 @@
+import type { z } from "zod";
+import type { DashboardData } from "../../shared/schemas";
+import type { AlertState } from "./alerts";
+import {
+  cacheHitRate,
+  counterSum,
+  dedupRate,
+  gaugeMax,
+  hotItemCount,
+  latency,
+  likeOutcomes,
+  LIKE_ROUTES,
+  READ_ROUTES,
+  requestCount,
+  serverErrorRate,
+  topHotItems,
+} from "./measures";
+import type { MetricsRead } from "./protocol";
+
+type Quantiles = { p50: number; p99: number } | null;
+
+/** The dashboard's data; its schema (and documentation) is DashboardData in shared/schemas.ts. */
+export type Overview = z.infer<typeof DashboardData>;
+
+function inMs(q: Quantiles): Quantiles {
+  return q && { p50: q.p50 * 1000, p99: q.p99 * 1000 };
+}
+
+export function overview(read: MetricsRead, alerts: AlertState[]): Overview {
+  const { seconds, series } = read.recent;
+  const perSecond = (n: number) => n / seconds;
+  return {
+    as_of: new Date().toISOString(),
+    window_seconds: seconds,
+    likes_per_second: perSecond(likeOutcomes(series, "liked") + likeOutcomes(series, "already_liked")),
+    unlikes_per_second: perSecond(likeOutcomes(series, "unliked") + likeOutcomes(series, "not_liked")),
+    reads_per_second: perSecond(requestCount(series, READ_ROUTES)),
+    error_rate: serverErrorRate(series),
+    write_latency_ms: inMs(latency(series, LIKE_ROUTES)),
+    read_latency_ms: inMs(latency(series, READ_ROUTES)),
+    cache_hit_rate: cacheHitRate(series),
+    dedup_rate: dedupRate(series),
+    rate_limited_per_second: perSecond(counterSum(series, "plaudit_rate_limited_total")),
+    queue_lag_seconds: gaugeMax(read.totals, "plaudit_aggregator_lag_seconds"),
+    drift_ratio: gaugeMax(read.totals, "plaudit_reconciliation_drift_ratio"),
+    hot_item_count: hotItemCount(read.totals),
+    hot_items: topHotItems(read.totals),
+    alerts,
+  };
+}

@@ -1,0 +1,14 @@
+import { unavailable } from "../lib/errors";
+import { flushNow } from "./flush";
+import type { MetricsRead } from "./protocol";
+import { readAllShards } from "./shards";
+
+/** All isolates' metrics as of now: this isolate's own are flushed first, so a reader sees its own requests. */
+export async function currentMetrics(env: Env): Promise<MetricsRead> {
+  await flushNow(env);
+  try {
+    return await readAllShards(env);
+  } catch {
+    throw unavailable("The metrics cannot be read right now.");
+  }
+}
