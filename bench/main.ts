@@ -15,7 +15,7 @@ import { readDevVars } from "../scripts/dev-vars.mjs";
 import { awaitConvergence, awaitOutboxesDrained, settleUndecided } from "./lib/checks";
 import { HttpClient } from "./lib/http";
 import { LikeModel } from "./lib/model";
-import { idRange, likeCounts, serviceToken, userTokens } from "./lib/plaudit";
+import { hotItemShare, idRange, likeCounts, serviceToken, userTokens } from "./lib/plaudit";
 import { Recorder } from "./lib/recorder";
 import { summaryTable, writeReports, type Report } from "./lib/report";
 import { removeStateDir, startServer, type LocalServer } from "./lib/server";
@@ -38,6 +38,8 @@ const USAGE = `usage: npm run bench -- [options]
   --url URL              a running plaudit (default http://127.0.0.1:8787)
   --secret S             its AUTH_SECRET (default: $AUTH_SECRET, else .dev.vars)
   --start                start \`npm start\` on a spare port with a fresh state folder and raised rate limits; stop it after
+  --var NAME=VALUE       with --start: a setting for the server (repeatable), e.g.
+                         --var HOT_WRITES_PER_SEC=20 --var READ_CACHE_EDGE_TTL_MS=0
   --converge-seconds N   how long counts may take to converge after the run (default 60)
   --max-error-rate F     errors (5xx, lost answers) allowed, as a share of requests (default 0)
   --random-seed N        seed of the generator's choices (default: random)
@@ -58,6 +60,7 @@ function options() {
       url: { type: "string", default: "http://127.0.0.1:8787" },
       secret: { type: "string" },
       start: { type: "boolean", default: false },
+      var: { type: "string", multiple: true, default: [] },
       "converge-seconds": { type: "string", default: "60" },
       "max-error-rate": { type: "string", default: "0" },
       "random-seed": { type: "string", default: String(Math.floor(Math.random() * 2 ** 31)) },
@@ -98,6 +101,7 @@ function options() {
     url: values.url,
     secret: values.secret,
     start: values.start,
+    vars: serverVars(values.var),
     out: resolve(values.out),
   };
   if (opts.users < opts.connections) {
@@ -108,6 +112,19 @@ function options() {
 }
 
 type Options = ReturnType<typeof options>;
+
+function serverVars(pairs: readonly string[]): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const pair of pairs) {
+    const match = pair.match(/^([A-Z][A-Z0-9_]*)=(.*)$/);
+    if (!match) {
+      console.error(`--var takes NAME=VALUE (an upper-case setting name), not ${JSON.stringify(pair)}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    vars[match[1]!] = match[2]!;
+  }
+  return vars;
+}
 
 function secretFor(opts: Options): string {
   const secret = opts.secret ?? process.env.AUTH_SECRET ?? readDevVars(resolve(process.env.PLAUDIT_DEV_VARS ?? ".dev.vars")).AUTH_SECRET;
@@ -181,7 +198,9 @@ async function main(): Promise<number> {
   try {
     if (opts.start) {
       console.error("starting plaudit (npm start) with a fresh state folder...");
-      server = await startServer({ vars: { RATE_LIMIT_PER_MINUTE: "100000000", RATE_LIMIT_PER_DAY: "100000000" } });
+      server = await startServer({
+        vars: { RATE_LIMIT_PER_MINUTE: "100000000", RATE_LIMIT_PER_DAY: "100000000", ...opts.vars },
+      });
     }
     const url = server?.url ?? opts.url;
     const secret = server?.secret ?? secretFor(opts);
@@ -257,6 +276,7 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   const convergence = await settleAndConverge(ctx, tokens, opts.convergeSeconds);
   const writers = [...new Set(model.items().flatMap((item) => model.usersOf(item)))];
   const outbox = writers.length > 0 ? await awaitOutboxesDrained(http, await serviceToken(secret), writers, opts.convergeSeconds * 1000) : null;
+  const hotItem = model.items().includes(ctx.picker.hot) ? await hotItemShare(http, await serviceToken(secret), ctx.picker.hot) : null;
   http.close();
 
   const summary = recorder.summary(seconds);
@@ -286,8 +306,15 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
       itemsChecked: model.items().length,
       outboxesDrained: outbox ? outbox.drained : null,
     },
+    hotItem,
   };
   console.log(summaryTable(report));
+  if (hotItem) {
+    console.log(
+      `hot item ${hotItem.item}: ${hotItem.hot ? `split into ${hotItem.shards} children` : "not split"}; ` +
+        `the head served ${hotItem.headApplies} of ${hotItem.writes} write calls (${(hotItem.headShare * 100).toFixed(1)} %)`,
+    );
+  }
   for (const v of recorder.violations.slice(0, 10)) console.log(`  wrong: ${v}`);
   for (const m of convergence.mismatches.slice(0, 10)) console.log(`  wrong count: item ${m.item} is ${m.got}, expected ${m.expected}`);
   for (const e of recorder.errorSamples.slice(0, 5)) console.log(`  error: ${e}`);

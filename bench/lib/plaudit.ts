@@ -60,6 +60,34 @@ export async function pendingDeliveries(http: HttpClient, serviceToken: string, 
   return res.status === 200 && typeof pending === "number" ? pending : null;
 }
 
+export type HotItemShare = {
+  item: string;
+  hot: boolean;
+  shards: number;
+  /** Write calls the head served (changes it applied or refused). */
+  headApplies: number;
+  /** Write calls the item took in all: the head's plus every child's changes. */
+  writes: number;
+  headShare: number;
+};
+
+/** How the item's writes were spread between its head and its children (the admin item view). */
+export async function hotItemShare(http: HttpClient, serviceToken: string, item: string): Promise<HotItemShare | null> {
+  const res = await http.request("GET", `/v1/admin/items/${ITEM_TYPE}/${item}`, { token: serviceToken });
+  if (res.status !== 200) return null;
+  const body = res.body as { hot: boolean; shards: number; calls: { applies: number }; children: { writes: number }[] };
+  const childWrites = body.children.reduce((sum, c) => sum + c.writes, 0);
+  const writes = body.calls.applies + childWrites;
+  return {
+    item,
+    hot: body.hot,
+    shards: body.shards,
+    headApplies: body.calls.applies,
+    writes,
+    headShare: writes === 0 ? 0 : body.calls.applies / writes,
+  };
+}
+
 /** The signing secret: the first of a comma-separated AUTH_SECRET. */
 function signingSecret(authSecret: string): string {
   const secret = authSecret.split(",")[0]?.trim();

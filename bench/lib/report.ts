@@ -2,6 +2,7 @@
 // HTML file (inline SVG charts, no scripts, no CDN) under bench/results/.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { HotItemShare } from "./plaudit";
 import { PERCENTILES, type Summary } from "./recorder";
 
 export type Report = {
@@ -25,6 +26,8 @@ export type Report = {
     itemsChecked: number;
     outboxesDrained: boolean | null;
   };
+  /** How the hot item's writes were spread over its head and children (null when it was not written). */
+  hotItem: HotItemShare | null;
 };
 
 export function summaryTable(report: Report): string {
