@@ -266,6 +266,7 @@ export class ItemCounter extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     await this.emitter.alarm();
     this.#coolingCheck();
+    scheduleFlush(this.env, this.ctx);
   }
 
   /**

@@ -8,6 +8,7 @@ import { CommitBatcher } from "./lib/commit-batcher";
 import { applyEdge, EDGES_TABLE } from "./lib/edge-store";
 import { EMITTER_SCHEMA, Emitter } from "./lib/emitter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
+import { scheduleFlush } from "../workers/metrics/flush";
 
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -87,6 +88,7 @@ export class ItemShard extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     await this.emitter.alarm();
     await this.#sweepReports();
+    scheduleFlush(this.env, this.ctx);
   }
 
   /** Resends the report until the head has acknowledged the newest one. Never throws. */

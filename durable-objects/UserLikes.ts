@@ -9,6 +9,8 @@ import type { ApplyResult } from "./ItemCounter";
 import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
 import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
+import { scheduleFlush } from "../workers/metrics/flush";
+import { metrics } from "../workers/metrics/recorder";
 
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -155,6 +157,8 @@ export class UserLikes extends DurableObject<Env> {
     if (written === null) return { kind: "unchanged" };
     this.#seq = written.seq;
     if (this.#alarmAt === null) this.#armAlarm(now + OUTBOX_SWEEP_MS);
+    metrics.count("outbox_enqueued_total", { object: "user_likes" });
+    scheduleFlush(this.env, this.ctx);
     return { kind: "changed", counts: await this.#deliverEdge(written.item, written.counter) };
   }
 
@@ -267,6 +271,7 @@ export class UserLikes extends DurableObject<Env> {
         const result = await this.#withTimeout(this.#sendTo(item, home, changes));
         if (result.status === "applied") {
           for (const row of rows) this.#delivered.add(row.id);
+          metrics.count("outbox_delivered_total", { object: "user_likes" }, rows.length);
           return result.counts;
         }
         rememberPlacement(item, result.placement, numberVar(this.env.SHARD_MAP_TTL_MS, 5_000), Date.now());

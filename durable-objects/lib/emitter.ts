@@ -1,6 +1,7 @@
 import type { Counts } from "../../shared/counters";
 import { isNewer, type EdgeChange } from "../../shared/edges";
 import { backoffMs } from "../../shared/retries";
+import { metrics } from "../../workers/metrics/recorder";
 import {
   EMISSION_VERSION,
   MAX_MESSAGE_BYTES,
@@ -260,7 +261,10 @@ export class Emitter {
         throw new Error("injected queue failure");
       }
       if (this.faults.dropSends > 0) this.faults.dropSends--;
-      else await this.queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const })));
+      else {
+        await this.queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const })));
+        metrics.count("queue_messages_total", { queue: "plaudit-events", event: "sent" }, chunk.length);
+      }
       for (const { body, rows } of chunk) {
         this.#inFlight.set(body.emission, { snapshotSeq: body.snapshot?.seq ?? null, edges: rows, at: now });
         if (body.snapshot) this.#snapshotSent = sentAgain(this.#snapshotSent, 0, body.snapshot.seq);

@@ -44,6 +44,12 @@ describe("GET /metrics after a known sequence of calls", () => {
     after = await scrape(service);
   });
 
+  it("counts every change through the user's outbox, and every delivery of it", () => {
+    const changes = 3 + bLiked + 1;
+    expect(delta(before, after, "plaudit_outbox_enqueued_total", { object: "user_likes" })).toBe(changes);
+    expect(delta(before, after, "plaudit_outbox_delivered_total", { object: "user_likes" })).toBe(changes);
+  });
+
   it("counts each like outcome exactly", () => {
     const outcome = (o: string) => delta(before, after, "plaudit_toggle_outcomes_total", { counter: "likes", outcome: o });
     expect({
