@@ -38,7 +38,7 @@ function allowedMethods(path: string): string[] {
   const methods = new Set<string>();
   for (const route of app.routes) {
     if (route.method === "ALL") continue;
-    const pattern = new RegExp(`^${route.path.replace(/:[^/]+/g, "[^/]+")}/?$`);
+    const pattern = new RegExp(`^${route.path.replace(/:[^/]+/g, "[^/]+")}$`);
     if (pattern.test(path)) methods.add(route.method);
   }
   if (methods.has("GET")) methods.add("HEAD");

@@ -18,6 +18,10 @@ describe("the error table, in the order the API promises", () => {
     await expectError(await call("GET", "/v1/nope"), 404, "not_found");
   });
 
+  it("answers 404, not 405, for a known path with a trailing slash", async () => {
+    await expectError(await call("GET", "/v1/count/"), 404, "not_found");
+  });
+
   it("answers 405 with Allow for a known path and another method", async () => {
     const res = await call("PUT", "/v1/like");
     await expectError(res, 405, "method_not_allowed");
