@@ -110,6 +110,24 @@ describe("the TypeScript client against the Worker", () => {
     expect((await client.unlike(item, "reel")).status).toBe("not_liked");
   });
 
+  it("saves and unsaves an item", async () => {
+    const { token } = await newUser();
+    const client = clientFor(token);
+    const item = freshId();
+    expect(await client.save(item, "post")).toEqual({ status: "saved", count: 1, count_formatted: "1", user_saved: true });
+    expect((await client.save(item, "post")).status).toBe("already_saved");
+    expect(await client.unsave(item, "post")).toEqual({ status: "unsaved", count: 0, count_formatted: "0", user_saved: false });
+    expect((await client.unsave(item, "post")).status).toBe("not_saved");
+  });
+
+  it("counts a view and a share", async () => {
+    const { token } = await newUser();
+    const client = clientFor(token);
+    const item = freshId();
+    expect(await client.view(item, "post")).toEqual({ status: "counted", count: 1, count_formatted: "1" });
+    expect(await client.share(item, "post")).toEqual({ status: "counted", count: 1, count_formatted: "1" });
+  });
+
   it("reads one item's counts", async () => {
     const { token } = await newUser();
     const item = freshId();

@@ -5,11 +5,13 @@ import type {
   CountResult,
   CountsResult,
   ErrorBody,
+  EventResult,
   HasLikedResult,
   Id,
   ItemRef,
   ItemType,
   LikeResult,
+  SaveResult,
 } from "./types.js";
 
 export type ClientOptions = {
@@ -89,6 +91,26 @@ export class PlauditClient {
   /** Unlike an item: `unliked`, or `not_liked`. */
   unlike(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<LikeResult> {
     return this.request("DELETE", "/v1/like", { ...options, body: { item_id: itemId, item_type: itemType } });
+  }
+
+  /** Save an item: `saved`, or `already_saved` (nothing counted). */
+  save(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<SaveResult> {
+    return this.request("POST", "/v1/save", { ...options, body: { item_id: itemId, item_type: itemType } });
+  }
+
+  /** Unsave an item: `unsaved`, or `not_saved`. */
+  unsave(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<SaveResult> {
+    return this.request("DELETE", "/v1/save", { ...options, body: { item_id: itemId, item_type: itemType } });
+  }
+
+  /** Count a view; its retries carry one Idempotency-Key, so it counts once. */
+  view(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<EventResult> {
+    return this.request("POST", "/v1/view", { ...options, body: { item_id: itemId, item_type: itemType } });
+  }
+
+  /** Count a share, with the same Idempotency-Key rule as views. */
+  share(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<EventResult> {
+    return this.request("POST", "/v1/share", { ...options, body: { item_id: itemId, item_type: itemType } });
   }
 
   /** One item's four counts (zeros for an item nobody touched). */

@@ -7,9 +7,11 @@ export type {
   CountsResult,
   ErrorBody,
   ErrorDetail,
+  EventResult,
   HasLikedResult,
   Id,
   ItemRef,
   ItemType,
   LikeResult,
+  SaveResult,
 } from "./types.js";

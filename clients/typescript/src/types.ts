@@ -18,6 +18,19 @@ export type LikeResult = {
   user_liked: boolean;
 };
 
+export type SaveResult = {
+  status: "saved" | "already_saved" | "unsaved" | "not_saved";
+  count: number;
+  count_formatted: string;
+  user_saved: boolean;
+};
+
+export type EventResult = {
+  status: "counted";
+  count: number;
+  count_formatted: string;
+};
+
 export type CountResult = {
   item_id: string;
   item_type: ItemType;
