@@ -225,11 +225,6 @@ export class ItemCounter extends DurableObject<Env> {
     this.emitter.wake(0);
   }
 
-  /** Where new edges of this item go now; callers cache it for a few seconds. */
-  placement(): Placement {
-    return this.#placement();
-  }
-
   /** Adds a Worker isolate's views and shares; persisted in a batch shortly after. */
   addEvents(batch: EventBatch): Counts {
     this.stats.eventBatches++;

@@ -1,19 +1,39 @@
 import type { ToggleResult } from "../../durable-objects/UserLikes";
 import { itemKey, zeroCounts, type ToggleCounter } from "../../shared/counters";
-import type { ItemRef } from "../../shared/schemas";
+import type { Context } from "hono";
+import { formatCount } from "../../shared/format";
+import { ItemRef, type LikeResponse, type SaveResponse } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../metrics/recorder";
 import { ApiError } from "./errors";
 import { lastKnownCounts, readCounts, rememberCounts, type Runtime } from "./count-reader";
 import { userLikes } from "./objects";
+import { readJson } from "./validation";
+import type { AppEnv } from "../types";
 
-export type ToggleOutcome = { changed: boolean; count: number };
+type ToggleStatus = LikeResponse["status"] | SaveResponse["status"];
+
+export type ToggleOutcome = { status: ToggleStatus; count: number };
 
 /** liked, already_liked, unliked, not_liked (saved, ... for saves): what dedup did with the call. */
-function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): string {
+function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): ToggleStatus {
   const done = counter === "likes" ? "liked" : "saved";
   if (on) return changed ? done : `already_${done}`;
   return changed ? `un${done}` : `not_${done}`;
+}
+
+/**
+ * The handler of POST and DELETE /v1/like and /v1/save: one user's toggle,
+ * answered with the status dedup decided, the count and its display form.
+ */
+export function toggleHandler(counter: ToggleCounter, on: boolean) {
+  return async (c: Context<AppEnv>) => {
+    const ref = await readJson(c, ItemRef);
+    const rt = { env: c.env, ctx: c.executionCtx };
+    const { status, count } = await setToggle(rt, c.get("principal").userId, ref, counter, on);
+    const flag = counter === "likes" ? "user_liked" : "user_saved";
+    return c.json({ status, count, count_formatted: formatCount(count), [flag]: on } as LikeResponse | SaveResponse);
+  };
 }
 
 /**
@@ -34,19 +54,19 @@ export async function setToggle(
   const result = await withRetries(
     async (): Promise<ToggleResult> => await userLikes(rt.env, userId).toggle({ user: userId, item: key, counter, on }),
   );
-  metrics.count("toggle_outcomes_total", {
-    counter,
-    outcome: result.kind === "rate_limited" ? "rate_limited" : outcomeName(counter, on, result.kind === "changed"),
-  });
+  if (result.kind === "rate_limited") {
+    metrics.count("toggle_outcomes_total", { counter, outcome: "rate_limited" });
+    throw new ApiError(429, "rate_limited", "Too many requests for this user; retry later.", {
+      retryAfter: result.retryAfter,
+    });
+  }
+  const status = outcomeName(counter, on, result.kind === "changed");
+  metrics.count("toggle_outcomes_total", { counter, outcome: status });
   switch (result.kind) {
-    case "rate_limited":
-      throw new ApiError(429, "rate_limited", "Too many requests for this user; retry later.", {
-        retryAfter: result.retryAfter,
-      });
     case "changed": {
       if (result.counts) {
         rememberCounts(rt, key, result.counts);
-        return { changed: true, count: result.counts[counter] };
+        return { status, count: result.counts[counter] };
       }
       // A hot item's child does not know the item's total: start from what
       // this isolate knows, or a (cached, single-flight) read of the head.
@@ -54,11 +74,11 @@ export async function setToggle(
       const counts = { ...(known?.counts ?? zeroCounts()) };
       counts[counter] = Math.max(0, counts[counter] + (on ? 1 : -1));
       rememberCounts(rt, key, counts, known?.asOf);
-      return { changed: true, count: counts[counter] };
+      return { status, count: counts[counter] };
     }
     case "unchanged": {
       const read = await readCounts(rt, key).catch(() => lastKnownCounts(key));
-      return { changed: false, count: read?.counts[counter] ?? 0 };
+      return { status, count: read?.counts[counter] ?? 0 };
     }
   }
 }

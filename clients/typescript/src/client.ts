@@ -85,32 +85,32 @@ export class PlauditClient {
 
   /** Like an item: `liked`, or `already_liked` when the user already did (nothing counted). */
   like(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<LikeResult> {
-    return this.request("POST", "/v1/like", { ...options, body: { item_id: itemId, item_type: itemType } });
+    return this.#onItem("POST", "/v1/like", itemId, itemType, options);
   }
 
   /** Unlike an item: `unliked`, or `not_liked`. */
   unlike(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<LikeResult> {
-    return this.request("DELETE", "/v1/like", { ...options, body: { item_id: itemId, item_type: itemType } });
+    return this.#onItem("DELETE", "/v1/like", itemId, itemType, options);
   }
 
   /** Save an item: `saved`, or `already_saved` (nothing counted). */
   save(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<SaveResult> {
-    return this.request("POST", "/v1/save", { ...options, body: { item_id: itemId, item_type: itemType } });
+    return this.#onItem("POST", "/v1/save", itemId, itemType, options);
   }
 
   /** Unsave an item: `unsaved`, or `not_saved`. */
   unsave(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<SaveResult> {
-    return this.request("DELETE", "/v1/save", { ...options, body: { item_id: itemId, item_type: itemType } });
+    return this.#onItem("DELETE", "/v1/save", itemId, itemType, options);
   }
 
   /** Count a view; its retries carry one Idempotency-Key, so it counts once. */
   view(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<EventResult> {
-    return this.request("POST", "/v1/view", { ...options, body: { item_id: itemId, item_type: itemType } });
+    return this.#onItem("POST", "/v1/view", itemId, itemType, options);
   }
 
   /** Count a share, with the same Idempotency-Key rule as views. */
   share(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<EventResult> {
-    return this.request("POST", "/v1/share", { ...options, body: { item_id: itemId, item_type: itemType } });
+    return this.#onItem("POST", "/v1/share", itemId, itemType, options);
   }
 
   /** One item's four counts (zeros for an item nobody touched). */
@@ -129,6 +129,11 @@ export class PlauditClient {
   /** Which of 1 to 100 items the caller likes (exact). */
   hasLiked(itemIds: readonly Id[], itemType: ItemType, options?: CallOptions): Promise<HasLikedResult> {
     return this.request("POST", "/v1/has_liked", { ...options, body: { item_ids: itemIds, item_type: itemType } });
+  }
+
+  /** The calls whose body is one item: like, unlike, save, unsave, view, share. */
+  #onItem<T>(method: string, path: string, itemId: Id, itemType: ItemType, options?: CallOptions): Promise<T> {
+    return this.request(method, path, { ...options, body: { item_id: itemId, item_type: itemType } });
   }
 
   /** Any endpoint, with the same auth, retries, timeout and typed errors as the methods above. */
