@@ -4,27 +4,12 @@ import { textModules } from "./scripts/text-modules.ts";
 
 export const TEST_SECRETS = "test-secret-primary,test-secret-rotated";
 
-/** Settings every workerd test sees, so a developer's .dev.vars never changes them. */
+/**
+ * What every workerd test sets beyond the defaults of shared/config.ts (the
+ * pool reads wrangler.toml, never a developer's .dev.vars).
+ */
 const BINDINGS = {
   AUTH_SECRET: TEST_SECRETS,
-  CORS_ORIGINS: "*",
-  RATE_LIMIT_PER_MINUTE: "30",
-  RATE_LIMIT_PER_DAY: "1000",
-  SAVE_RATE_LIMIT_PER_MINUTE: "30",
-  SAVE_RATE_LIMIT_PER_DAY: "1000",
-  VIEW_RATE_LIMIT_PER_MINUTE: "300",
-  SHARE_RATE_LIMIT_PER_MINUTE: "30",
-  READ_CACHE_MEMORY_TTL_MS: "1000",
-  READ_CACHE_EDGE_TTL_MS: "2000",
-  READ_RATE_LIMIT_PER_IP_PER_MINUTE: "0",
-  EVENT_FLUSH_MS: "1000",
-  HOT_WRITES_PER_SEC: "1000",
-  HOT_WINDOW_SECONDS: "10",
-  HOT_SHARDS: "16",
-  COOL_WRITES_PER_SEC: "100",
-  COOL_WINDOW_SECONDS: "3600",
-  CHILD_REPORT_MS: "1000",
-  SHARD_MAP_TTL_MS: "5000",
   // A busy test machine makes many requests "slow"; the slow-request log has its own test.
   SLOW_REQUEST_MS: "60000",
 };

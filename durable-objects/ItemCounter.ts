@@ -1,13 +1,15 @@
+import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
-import { numberVar } from "../shared/config";
+import { config } from "../shared/config";
 import { COUNTER_TYPES, TOGGLE_COUNTERS, zeroCounts, type Counts, type EventCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import type { Placement } from "../shared/placement";
-import { scheduleFlush } from "../workers/metrics/flush";
-import { metrics } from "../workers/metrics/recorder";
+import { scheduleFlush } from "../metrics/flush";
+import { metrics } from "../metrics/recorder";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { applyEdge, EDGES_TABLE, hasEdge } from "./lib/edge-store";
 import { EMITTER_SCHEMA, Emitter, type EmissionState } from "./lib/emitter";
+import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { WriteRate } from "./lib/write-rate";
 
@@ -42,35 +44,6 @@ const MIGRATIONS: readonly Migration[] = [
   },
   { id: 4, sql: EMITTER_SCHEMA },
 ];
-
-export type ItemSnapshot = { counts: Counts; asOf: number };
-
-/** Event counts gathered by one Worker isolate since its last flush. */
-export type EventBatch = {
-  counts: Partial<Record<EventCounter, number>>;
-  /** Events sent with an Idempotency-Key: each counts once per key within 24 hours. */
-  keyed: readonly { counter: EventCounter; key: string }[];
-};
-
-/**
- * What a child reports: its absolute toggle counts (so a repeated report is
- * harmless), its own sequence number (so an older report is ignored) and its
- * cumulative write count (so the head can measure the item's write rate).
- */
-export type ChildReport = { likes: number; saves: number; seq: number; writes: number };
-
-/** A change's outcome: applied here, or refused because a new edge belongs to the children now. */
-export type ApplyResult = { status: "applied"; counts: Counts | null } | { status: "moved"; placement: Placement };
-
-export type ItemDescription = {
-  counts: Counts;
-  hot: boolean;
-  shards: number;
-  children: { index: number; likes: number; saves: number; seq: number; writes: number; reported_at: string }[];
-  writes_per_sec: number;
-  /** Calls the head served since it started: after a split, `applies` should be a small share of the item's writes. */
-  calls: { applies: number; refused: number; reports: number; reads: number };
-};
 
 /** Views and shares are persisted at most this often: one commit for many events. */
 const EVENT_PERSIST_MS = 250;
@@ -281,11 +254,11 @@ export class ItemCounter extends DurableObject<Env> {
         this.#armCoolingCheck();
       }
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", event: "cooling_check_failed", error: String(error) }));
+      log("error", "cooling_check_failed", { error: String(error) });
       try {
         this.#armCoolingCheck();
       } catch (rearm) {
-        console.error(JSON.stringify({ level: "error", event: "cooling_rearm_failed", error: String(rearm) }));
+        log("error", "cooling_rearm_failed", { error: String(rearm) });
       }
     }
   }
@@ -435,7 +408,7 @@ export class ItemCounter extends DurableObject<Env> {
     this.#hot = placement.hot;
     this.#shards = placement.shards;
     if (placement.hot) this.#armCoolingCheck();
-    console.log(JSON.stringify({ level: "info", event: placement.hot ? "item_split" : "item_merged", shards: placement.shards }));
+    log("info", placement.hot ? "item_split" : "item_merged", { shards: placement.shards });
     metrics.count(placement.hot ? "shard_splits_total" : "shard_merges_total");
     this.#reportHot(Date.now());
   }
@@ -468,12 +441,13 @@ export class ItemCounter extends DurableObject<Env> {
   }
 
   #config() {
+    const settings = config(this.env);
     return {
-      hotRate: numberVar(this.env.HOT_WRITES_PER_SEC, 1000),
-      hotWindow: Math.max(1, numberVar(this.env.HOT_WINDOW_SECONDS, 10)),
-      coolRate: numberVar(this.env.COOL_WRITES_PER_SEC, 100),
-      coolWindow: Math.max(1, numberVar(this.env.COOL_WINDOW_SECONDS, 3600)),
-      shards: Math.max(1, Math.floor(numberVar(this.env.HOT_SHARDS, 16))),
+      hotRate: settings.HOT_WRITES_PER_SEC,
+      hotWindow: settings.HOT_WINDOW_SECONDS,
+      coolRate: settings.COOL_WRITES_PER_SEC,
+      coolWindow: settings.COOL_WINDOW_SECONDS,
+      shards: settings.HOT_SHARDS,
     };
   }
 }

@@ -1,14 +1,15 @@
+import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
-import { numberVar } from "../shared/config";
+import { config } from "../shared/config";
 import type { EdgeChange } from "../shared/edges";
 import { itemObjectName } from "../shared/object-names";
 import { backoffMs } from "../shared/retries";
-import type { ApplyResult } from "./ItemCounter";
+import type { ApplyResult } from "../shared/contracts";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { applyEdge, EDGES_TABLE } from "./lib/edge-store";
 import { EMITTER_SCHEMA, Emitter } from "./lib/emitter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
-import { scheduleFlush } from "../workers/metrics/flush";
+import { scheduleFlush } from "../metrics/flush";
 
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -98,12 +99,12 @@ export class ItemShard extends DurableObject<Env> {
       if (this.#ackedSeq < this.#state.seq) await this.#report();
       this.#retryAttempt = 0;
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", event: "shard_report_failed", item: this.#state.item, error: String(error) }));
+      log("error", "shard_report_failed", { item: this.#state.item, error: String(error) });
       try {
         this.#retryAttempt++;
         this.#armAlarm(Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS));
       } catch (rearm) {
-        console.error(JSON.stringify({ level: "error", event: "shard_rearm_failed", error: String(rearm) }));
+        log("error", "shard_rearm_failed", { error: String(rearm) });
       }
     }
   }
@@ -145,11 +146,11 @@ export class ItemShard extends DurableObject<Env> {
     setTimeout(() => {
       this.#reportScheduled = false;
       this.#report().catch((error) => {
-        console.error(JSON.stringify({ level: "error", event: "shard_report_failed", item: this.#state.item, error: String(error) }));
+        log("error", "shard_report_failed", { item: this.#state.item, error: String(error) });
         const soon = Date.now() + RETRY_BASE_MS;
         if (this.#alarmAt === null || this.#alarmAt > soon) this.#armAlarm(soon);
       });
-    }, numberVar(this.env.CHILD_REPORT_MS, 1_000));
+    }, config(this.env).CHILD_REPORT_MS);
   }
 
   async #report(): Promise<void> {

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import type { FlushBatch, ShardRead, WindowRead } from "../workers/metrics/protocol";
-import { copySeries, mergeAll, mergeSeries, seriesKey, type Series, type SeriesMap } from "../workers/metrics/series";
+import type { FlushBatch, ShardRead, WindowRead } from "../metrics/protocol";
+import { copySeries, mergeAll, mergeSeries, seriesKey, type Series, type SeriesMap } from "../metrics/series";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 
 const MIGRATIONS: readonly Migration[] = [

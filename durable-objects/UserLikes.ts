@@ -1,16 +1,17 @@
+import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
-import { numberVar } from "../shared/config";
+import { config } from "../shared/config";
 import type { Counts, EventCounter, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { itemObjectName, shardObjectName } from "../shared/object-names";
 import { HEAD, homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
-import type { ApplyResult } from "./ItemCounter";
+import type { ApplyResult, EventPermit, ToggleRequest, ToggleResult } from "../shared/contracts";
 import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
 import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
-import { scheduleFlush } from "../workers/metrics/flush";
-import { metrics } from "../workers/metrics/recorder";
+import { scheduleFlush } from "../metrics/flush";
+import { metrics } from "../metrics/recorder";
 
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -52,16 +53,6 @@ const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 5 * 60_000;
 /** A change refused by a stale home is re-homed at most this many times per attempt. */
 const MAX_REHOMES = 3;
-
-export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean };
-
-export type EventPermit = { allowed: true } | { allowed: false; retryAfter: number };
-
-export type ToggleResult =
-  | { kind: "rate_limited"; retryAfter: number }
-  | { kind: "unchanged" }
-  /** `counts` is null when the item side did not apply the change within the request. */
-  | { kind: "changed"; counts: Counts | null };
 
 type OutboxRow = { id: number; item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number };
 
@@ -168,7 +159,7 @@ export class UserLikes extends DurableObject<Env> {
    */
   allowEvent(counter: EventCounter): EventPermit {
     const now = Date.now();
-    const limit = counter === "views" ? numberVar(this.env.VIEW_RATE_LIMIT_PER_MINUTE, 300) : numberVar(this.env.SHARE_RATE_LIMIT_PER_MINUTE, 30);
+    const limit = counter === "views" ? config(this.env).VIEW_RATE_LIMIT_PER_MINUTE : config(this.env).SHARE_RATE_LIMIT_PER_MINUTE;
     const decision = decide([{ name: counter, limit, periodMs: 60_000 }], this.#eventTats, now);
     if (!decision.allowed) return { allowed: false, retryAfter: decision.retryAfterSeconds };
     for (const [name, tat] of decision.next) this.#eventTats.set(name, tat);
@@ -203,7 +194,7 @@ export class UserLikes extends DurableObject<Env> {
     try {
       await this.#redeliver();
     } catch (error) {
-      console.error(JSON.stringify({ event: "outbox_redelivery_failed", error: String(error) }));
+      log("error", "outbox_redelivery_failed", { error: String(error) });
     }
     try {
       if (this.#outboxSize() > this.#delivered.size) {
@@ -214,7 +205,7 @@ export class UserLikes extends DurableObject<Env> {
         this.#retryAttempt = 0;
       }
     } catch (error) {
-      console.error(JSON.stringify({ event: "outbox_rearm_failed", error: String(error) }));
+      log("error", "outbox_rearm_failed", { error: String(error) });
     }
   }
 
@@ -274,7 +265,7 @@ export class UserLikes extends DurableObject<Env> {
           metrics.count("outbox_delivered_total", { object: "user_likes" }, rows.length);
           return result.counts;
         }
-        rememberPlacement(item, result.placement, numberVar(this.env.SHARD_MAP_TTL_MS, 5_000), Date.now());
+        rememberPlacement(item, result.placement, config(this.env).SHARD_MAP_TTL_MS, Date.now());
         const newHome = homeFor(user, result.placement);
         if (newHome === home) throw new Error(`home ${home} of ${item} refused its own edge`);
         // The one commit a stale shard map costs: the edge's new home is recorded before it is sent there.
@@ -284,7 +275,7 @@ export class UserLikes extends DurableObject<Env> {
       }
       throw new Error(`${item} moved more than ${MAX_REHOMES} times in one delivery`);
     } catch (error) {
-      console.error(JSON.stringify({ level: "error", event: "delivery_failed", item, error: String(error) }));
+      log("error", "delivery_failed", { item, error: String(error) });
       const soon = Date.now() + RETRY_BASE_MS;
       if (this.#alarmAt === null || this.#alarmAt > soon) this.#armAlarm(soon);
       return null;
@@ -333,8 +324,8 @@ export class UserLikes extends DurableObject<Env> {
   #toggleLimits(counter: ToggleCounter): Limit[] {
     const [perMinute, perDay] =
       counter === "likes"
-        ? [numberVar(this.env.RATE_LIMIT_PER_MINUTE, 30), numberVar(this.env.RATE_LIMIT_PER_DAY, 1000)]
-        : [numberVar(this.env.SAVE_RATE_LIMIT_PER_MINUTE, 30), numberVar(this.env.SAVE_RATE_LIMIT_PER_DAY, 1000)];
+        ? [config(this.env).RATE_LIMIT_PER_MINUTE, config(this.env).RATE_LIMIT_PER_DAY]
+        : [config(this.env).SAVE_RATE_LIMIT_PER_MINUTE, config(this.env).SAVE_RATE_LIMIT_PER_DAY];
     return [
       { name: `${counter}:minute`, limit: perMinute, periodMs: 60_000 },
       { name: `${counter}:day`, limit: perDay, periodMs: 86_400_000 },

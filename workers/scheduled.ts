@@ -1,5 +1,5 @@
-import { scheduleFlush } from "./metrics/flush";
-import { metrics } from "./metrics/recorder";
+import { scheduleFlush } from "../metrics/flush";
+import { metrics } from "../metrics/recorder";
 import { reconcile } from "./pipeline/reconcile";
 
 /** Cron (every 5 minutes): reconciles the stores with the item objects. Cron is at least once; reconcile is idempotent. */

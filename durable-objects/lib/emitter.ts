@@ -1,7 +1,8 @@
+import { log } from "../../shared/log";
 import type { Counts } from "../../shared/counters";
 import { isNewer, type EdgeChange } from "../../shared/edges";
 import { backoffMs } from "../../shared/retries";
-import { metrics } from "../../workers/metrics/recorder";
+import { metrics } from "../../metrics/recorder";
 import {
   EMISSION_VERSION,
   MAX_MESSAGE_BYTES,
@@ -9,7 +10,7 @@ import {
   type Emission,
   type EmittedEdge,
   type Origin,
-} from "../../workers/pipeline/messages";
+} from "../../shared/emissions";
 
 /**
  * The emitter's tables, added to the owning object's numbered migrations.
@@ -209,7 +210,7 @@ export class Emitter {
       await this.#send(Date.now());
     } catch (error) {
       failed = true;
-      console.error(JSON.stringify({ event: "emission_failed", error: String(error) }));
+      log("error", "emission_failed", { error: String(error) });
     }
     try {
       if (!this.#hasUnacked()) {
@@ -224,7 +225,7 @@ export class Emitter {
           : this.resendAfterMs + backoffMs(this.#attempt, this.resendAfterMs, RESEND_CAP_MS);
       this.scheduleAlarm(Date.now() + delay);
     } catch (error) {
-      console.error(JSON.stringify({ event: "emission_rearm_failed", error: String(error) }));
+      log("error", "emission_rearm_failed", { error: String(error) });
     }
   }
 

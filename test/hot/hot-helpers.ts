@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import type { ItemDescription } from "../../durable-objects/ItemCounter";
+import type { ItemDescription } from "../../shared/contracts";
 import { like, newUser } from "../workers/helpers";
 
 // Settings of this project (vitest.config.ts): hot past 10 writes/s over 1 s,

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { ALERT_RULES } from "../../workers/metrics/alerts";
+import { ALERT_RULES } from "../../metrics/alerts";
 
 type Rule = { alert: string; expr: string; labels: { plaudit_alert?: string } };
 

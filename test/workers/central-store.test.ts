@@ -1,8 +1,9 @@
+import { config } from "../../shared/config";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Alternator } from "../../workers/pipeline/alternator";
 import { centralStore } from "../../workers/pipeline/central-tables";
-import type { EmittedEdge } from "../../workers/pipeline/messages";
+import type { EmittedEdge } from "../../shared/emissions";
 import { freshId } from "./helpers";
 import { central, deliver, headEmission } from "./pipeline-helpers";
 
@@ -17,7 +18,7 @@ describe("the central store (a real DynamoDB-API server)", () => {
       acked: ["m0"],
       retried: [],
     });
-    const db = new Alternator({ endpoint: env.ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });
+    const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });
     const { TableNames } = await db.call<{ TableNames: string[] }>("ListTables", {});
     expect(TableNames.filter((name) => name.startsWith(prefix)).sort()).toEqual([`${prefix}counters`, `${prefix}user_likes`]);
     const store = await centralStore({ ...env, ALTERNATOR_TABLE_PREFIX: prefix });

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { ApplyResult } from "../../durable-objects/ItemCounter";
+import type { ApplyResult } from "../../shared/contracts";
 import type { EdgeChange } from "../../shared/edges";
 import { call, countOf, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Recorder } from "../../workers/metrics/recorder";
-import { shardName } from "../../workers/metrics/shards";
+import { Recorder } from "../../metrics/recorder";
+import { shardName } from "../../metrics/shards";
 import { call, freshId, json, tokenFor } from "./helpers";
 import { sample, scrape } from "./metrics-exposition";
 

@@ -1,4 +1,4 @@
-import type { Overview } from "../../workers/metrics/overview";
+import type { Overview } from "../../metrics/overview";
 import { call, json } from "./helpers";
 
 /**

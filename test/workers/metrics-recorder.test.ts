@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { renderExposition } from "../../workers/metrics/exposition";
-import { quantile } from "../../workers/metrics/histogram";
-import { Recorder } from "../../workers/metrics/recorder";
-import { mergeAll } from "../../workers/metrics/series";
+import { renderExposition } from "../../metrics/exposition";
+import { quantile } from "../../metrics/histogram";
+import { Recorder } from "../../metrics/recorder";
+import { mergeAll } from "../../metrics/series";
 import { parseExposition, sample } from "./metrics-exposition";
 
 afterEach(() => {

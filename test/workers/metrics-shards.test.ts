@@ -1,9 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { FlushBatch } from "../../workers/metrics/protocol";
-import { Recorder } from "../../workers/metrics/recorder";
-import { METRICS_SHARDS, shardName } from "../../workers/metrics/shards";
+import type { FlushBatch } from "../../metrics/protocol";
+import { Recorder } from "../../metrics/recorder";
+import { METRICS_SHARDS, shardName } from "../../metrics/shards";
 import { call, freshId, like, newUser, tokenFor } from "./helpers";
 import { sample, scrape } from "./metrics-exposition";
 

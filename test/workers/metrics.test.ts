@@ -2,7 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../workers/app";
-import { readAllShards } from "../../workers/metrics/shards";
+import { readAllShards } from "../../metrics/shards";
 import { call, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
 import { parseExposition, sample, scrape, type Family } from "./metrics-exposition";
 

@@ -6,7 +6,7 @@ import worker from "../../workers/index";
 import { centralStore } from "../../workers/pipeline/central-tables";
 import type { CentralStore } from "../../workers/pipeline/central-store";
 import { readStoredCounts } from "../../workers/pipeline/d1-store";
-import type { Emission, EmittedEdge } from "../../workers/pipeline/messages";
+import type { Emission, EmittedEdge } from "../../shared/emissions";
 
 export const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
 

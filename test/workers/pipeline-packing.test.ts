@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { packEmission, type EdgeRow } from "../../durable-objects/lib/emitter";
-import { MAX_MESSAGE_BYTES } from "../../workers/pipeline/messages";
+import { MAX_MESSAGE_BYTES } from "../../shared/emissions";
 import { freshId } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 

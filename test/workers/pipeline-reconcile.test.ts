@@ -1,3 +1,4 @@
+import { config } from "../../shared/config";
 import { createScheduledController, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
@@ -23,7 +24,7 @@ async function corrupt(item: string, d1Likes: number, centralLikes: number): Pro
   await env.DB.prepare("UPDATE counters SET count = ? WHERE item_type = ? AND item_id = ? AND counter = 'likes'")
     .bind(d1Likes, type, id)
     .run();
-  const db = new Alternator({ endpoint: env.ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });
+  const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });
   await db.call("UpdateItem", {
     TableName: "plaudit_counters",
     Key: { item: { S: item } },

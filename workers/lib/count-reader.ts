@@ -1,7 +1,7 @@
 import { zeroCounts, type Counts } from "../../shared/counters";
-import { numberVar } from "../../shared/config";
+import { config } from "../../shared/config";
 import { withRetries } from "../../shared/retries";
-import { metrics } from "../metrics/recorder";
+import { metrics } from "../../metrics/recorder";
 import { CountCache, type CachedCounts } from "./count-cache";
 import { edgeGet, edgePut } from "./edge-cache";
 import { itemCounter } from "./objects";
@@ -24,8 +24,8 @@ const FLIGHT_WAIT_MS = 1_000;
 
 function ttls(env: Env) {
   return {
-    memoryMs: numberVar(env.READ_CACHE_MEMORY_TTL_MS, 1_000),
-    edgeMs: numberVar(env.READ_CACHE_EDGE_TTL_MS, 2_000),
+    memoryMs: config(env).READ_CACHE_MEMORY_TTL_MS,
+    edgeMs: config(env).READ_CACHE_EDGE_TTL_MS,
   };
 }
 

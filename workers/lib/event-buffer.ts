@@ -1,5 +1,6 @@
-import type { EventBatch } from "../../durable-objects/ItemCounter";
-import { numberVar } from "../../shared/config";
+import { log } from "../../shared/log";
+import type { EventBatch } from "../../shared/contracts";
+import { config } from "../../shared/config";
 import type { EventCounter } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
 import { rememberCounts, type Runtime } from "./count-reader";
@@ -41,7 +42,7 @@ export function recordEvent(rt: Runtime, key: string, counter: EventCounter, ide
 function scheduleFlush(rt: Runtime): void {
   if (flushScheduled) return;
   flushScheduled = true;
-  const delay = numberVar(rt.env.EVENT_FLUSH_MS, 1_000);
+  const delay = config(rt.env).EVENT_FLUSH_MS;
   rt.ctx.waitUntil(
     new Promise((resolve) => setTimeout(resolve, delay)).then(() => flushEvents(rt)),
   );
@@ -62,7 +63,7 @@ export async function flushEvents(rt: Runtime): Promise<void> {
         const counts = await withRetries(async () => await itemCounter(rt.env, key).addEvents(events));
         rememberCounts(rt, key, counts);
       } catch (error) {
-        console.error(JSON.stringify({ level: "error", event: "event_flush_failed", item: key, error: String(error) }));
+        log("error", "event_flush_failed", { item: key, error: String(error) });
         if (entry.attempts + 1 < MAX_FLUSH_ATTEMPTS) requeue(rt, key, entry);
       }
     }),

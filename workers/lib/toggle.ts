@@ -1,10 +1,10 @@
-import type { ToggleResult } from "../../durable-objects/UserLikes";
+import type { ToggleResult } from "../../shared/contracts";
 import { itemKey, zeroCounts, type ToggleCounter } from "../../shared/counters";
 import type { Context } from "hono";
 import { formatCount } from "../../shared/format";
 import { ItemRef, type LikeResponse, type SaveResponse } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
-import { metrics } from "../metrics/recorder";
+import { metrics } from "../../metrics/recorder";
 import { ApiError } from "./errors";
 import { lastKnownCounts, readCounts, rememberCounts, type Runtime } from "./count-reader";
 import { userLikes } from "./objects";

@@ -1,7 +1,7 @@
 import { unavailable } from "../lib/errors";
-import { flushNow } from "./flush";
-import type { MetricsRead } from "./protocol";
-import { readAllShards } from "./shards";
+import { flushNow } from "../../metrics/flush";
+import type { MetricsRead } from "../../metrics/protocol";
+import { readAllShards } from "../../metrics/shards";
 
 /** All isolates' metrics as of now: this isolate's own are flushed first, so a reader sees its own requests. */
 export async function currentMetrics(env: Env): Promise<MetricsRead> {

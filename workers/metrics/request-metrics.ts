@@ -2,8 +2,8 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../lib/errors";
 import type { AppEnv } from "../types";
-import { scheduleFlush } from "./flush";
-import { metrics } from "./recorder";
+import { scheduleFlush } from "../../metrics/flush";
+import { metrics } from "../../metrics/recorder";
 import { routeLabel } from "./route-label";
 
 /** The `error` code of an error answer: from the ApiError that made it, else from its JSON body. */

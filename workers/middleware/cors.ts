@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import { config } from "../../shared/config";
 import type { AppEnv } from "../types";
 
 const ALLOW_METHODS = "GET, POST, DELETE, OPTIONS";
@@ -18,7 +19,7 @@ function allowedOrigin(origin: string | undefined, configured: string | undefine
  * browser refuses the call.
  */
 export const cors = createMiddleware<AppEnv>(async (c, next) => {
-  const origin = allowedOrigin(c.req.header("origin"), c.env.CORS_ORIGINS);
+  const origin = allowedOrigin(c.req.header("origin"), config(c.env).CORS_ORIGINS);
   const isPreflight = c.req.method === "OPTIONS" && c.req.header("access-control-request-method") !== undefined;
   if (isPreflight) {
     const headers = new Headers();

@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import { numberVar } from "../../shared/config";
+import { config } from "../../shared/config";
 import { decide } from "../../shared/rate-limiter";
 import { ApiError } from "../lib/errors";
 import type { AppEnv } from "../types";
@@ -13,7 +13,7 @@ const tats = new Map<string, number>();
  * from sweeping random ids. Off when READ_RATE_LIMIT_PER_IP_PER_MINUTE is 0.
  */
 export const readLimit = createMiddleware<AppEnv>(async (c, next) => {
-  const limit = numberVar(c.env.READ_RATE_LIMIT_PER_IP_PER_MINUTE, 0);
+  const limit = config(c.env).READ_RATE_LIMIT_PER_IP_PER_MINUTE;
   if (limit > 0) {
     const ip = c.req.header("cf-connecting-ip") ?? "unknown";
     const decision = decide([{ name: ip, limit, periodMs: 60_000 }], tats, Date.now());

@@ -1,11 +1,10 @@
 import { createMiddleware } from "hono/factory";
-import { numberVar } from "../../shared/config";
+import { config } from "../../shared/config";
+import { log } from "../../shared/log";
 import { ApiError } from "../lib/errors";
 import { routeLabel } from "../metrics/route-label";
 import type { AppEnv } from "../types";
 
-/** Requests slower than this (SLOW_REQUEST_MS) are logged. */
-const DEFAULT_SLOW_REQUEST_MS = 1_000;
 /** A caller's own request id is kept when it looks like one; anything else is replaced. */
 const CALLER_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -26,11 +25,9 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
   c.res.headers.set("x-request-id", id);
   const durationMs = Date.now() - started;
   const status = c.res.status;
-  const slow = durationMs > numberVar(c.env.SLOW_REQUEST_MS, DEFAULT_SLOW_REQUEST_MS);
+  const slow = durationMs > config(c.env).SLOW_REQUEST_MS;
   if (status < 500 && !slow) return;
-  const entry = {
-    level: status >= 500 ? "error" : "warn",
-    event: status >= 500 ? "request_failed" : "slow_request",
+  log(status >= 500 ? "error" : "warn", status >= 500 ? "request_failed" : "slow_request", {
     request_id: id,
     method: c.req.method,
     route: routeLabel(c),
@@ -39,6 +36,5 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
     duration_ms: durationMs,
     ...(c.error ? { error: String((c.error as { message?: unknown }).message ?? c.error) } : {}),
     ...(c.error instanceof Error && !(c.error instanceof ApiError) ? { stack: c.error.stack } : {}),
-  };
-  (status >= 500 ? console.error : console.warn)(JSON.stringify(entry));
+  });
 });

@@ -1,9 +1,10 @@
-import { scheduleFlush } from "../metrics/flush";
-import { metrics } from "../metrics/recorder";
+import { log } from "../../shared/log";
+import { scheduleFlush } from "../../metrics/flush";
+import { metrics } from "../../metrics/recorder";
 import type { CentralStore } from "./central-store";
 import { centralStore } from "./central-tables";
 import { writeSnapshots } from "./d1-store";
-import { Emission, edgeVersion } from "./messages";
+import { Emission, edgeVersion } from "../../shared/emissions";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";
 import { settleAll } from "./settle";
@@ -30,7 +31,7 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
     if (result.success) parsed.push({ index, emission: result.data });
     else {
       failed.add(index);
-      console.error(JSON.stringify({ event: "emission_rejected", id: message.id, error: result.error.issues[0]?.message }));
+      log("error", "emission_rejected", { id: message.id, error: result.error.issues[0]?.message });
     }
   });
 
@@ -46,7 +47,7 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
   const fail = (planned: Planned<unknown>, error: unknown, store: string) => {
     failedWrites.add(planned);
     for (const index of planned.messages) failed.add(index);
-    console.error(JSON.stringify({ event: "store_write_failed", store, error: String(error) }));
+    log("error", "store_write_failed", { store, error: String(error) });
   };
 
   try {
@@ -82,17 +83,14 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
   const oldest = Math.min(...batch.messages.map((m) => m.timestamp.getTime()));
   metrics.gauge("aggregator_lag_seconds", { queue: batch.queue }, Math.max(0, started - oldest) / 1000);
   if (ctx) scheduleFlush(env, ctx);
-  console.log(
-    JSON.stringify({
-      event: "aggregated",
-      messages: batch.messages.length,
-      retried: failed.size,
-      snapshots: snapshots.length,
-      edges: edges.length,
-      alreadyWritten: plan.snapshots.size + plan.edges.size - snapshots.length - edges.length,
-      ms: Date.now() - started,
-    }),
-  );
+  log("info", "aggregated", {
+    messages: batch.messages.length,
+    retried: failed.size,
+    snapshots: snapshots.length,
+    edges: edges.length,
+    alreadyWritten: plan.snapshots.size + plan.edges.size - snapshots.length - edges.length,
+    ms: Date.now() - started,
+  });
 }
 
 /**
@@ -107,7 +105,7 @@ async function acknowledge(env: Env, written: readonly Emission[]): Promise<void
       try {
         await originStub(env, origin)?.ackEmissions(emissions.map(({ emission }) => emission));
       } catch (error) {
-        console.error(JSON.stringify({ event: "emission_ack_failed", origin, error: String(error) }));
+        log("error", "emission_ack_failed", { origin, error: String(error) });
       }
     }),
   );

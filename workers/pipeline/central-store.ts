@@ -1,7 +1,7 @@
 import { COUNTER_TYPES, zeroCounts, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
 import { Alternator, AlternatorError } from "./alternator";
-import { edgeVersion, type CountSnapshot, type EmittedEdge } from "./messages";
+import { edgeVersion, type CountSnapshot, type EmittedEdge } from "../../shared/emissions";
 
 /** "stale": the store already held something at least as new; for an idempotent writer that is success. */
 export type WriteOutcome = "written" | "stale";

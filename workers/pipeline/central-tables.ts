@@ -1,3 +1,4 @@
+import { config } from "../../shared/config";
 import { Alternator, AlternatorError } from "./alternator";
 import { CentralStore } from "./central-store";
 
@@ -14,15 +15,15 @@ const ready = new Map<string, Promise<void>>();
 
 /** The central store, its tables created on first use; null when ALTERNATOR_ENDPOINT is empty (the store is off). */
 export async function centralStore(env: Env): Promise<CentralStore | null> {
-  const endpoint = env.ALTERNATOR_ENDPOINT?.trim();
+  const { ALTERNATOR_ENDPOINT: endpoint, ALTERNATOR_REGION: region, ALTERNATOR_TABLE_PREFIX: prefix } = config(env);
   if (!endpoint) return null;
   const db = new Alternator({
     endpoint,
-    region: env.ALTERNATOR_REGION || "us-east-1",
+    region,
     accessKeyId: env.ALTERNATOR_ACCESS_KEY_ID ?? "plaudit",
     secretAccessKey: env.ALTERNATOR_SECRET_ACCESS_KEY ?? "plaudit",
   });
-  const store = new CentralStore(db, env.ALTERNATOR_TABLE_PREFIX ?? "plaudit_");
+  const store = new CentralStore(db, prefix);
   const key = `${endpoint}|${store.counters}`;
   let tables = ready.get(key);
   if (!tables) {

@@ -1,5 +1,5 @@
 import { COUNTER_TYPES, zeroCounts, type Counts } from "../../shared/counters";
-import type { CountSnapshot } from "./messages";
+import type { CountSnapshot } from "../../shared/emissions";
 
 /** `post:123` → `["post", "123"]`: D1 keeps type and id apart, ids as TEXT. */
 export function splitItem(item: string): [string, string] {

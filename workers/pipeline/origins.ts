@@ -1,4 +1,4 @@
-import type { Origin } from "./messages";
+import type { Origin } from "../../shared/emissions";
 
 /** What an emitting object exposes to the aggregator. */
 export type EmissionAcker = { ackEmissions(emissions: readonly string[]): void | Promise<void> };

@@ -1,5 +1,5 @@
 import { isNewer } from "../../shared/edges";
-import type { CountSnapshot, Emission, EmittedEdge } from "./messages";
+import type { CountSnapshot, Emission, EmittedEdge } from "../../shared/emissions";
 
 /** One write the batch needs, and the messages (by index) it carries. */
 export type Planned<T> = { value: T; messages: Set<number> };

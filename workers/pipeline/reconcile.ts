@@ -1,3 +1,4 @@
+import { log } from "../../shared/log";
 import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
 import { itemCounter } from "../lib/objects";
@@ -48,7 +49,7 @@ export type RunSummary = {
 export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary> {
   const items = await recentItems(env.DB, now - WINDOW_MS, SAMPLE_SIZE);
   const central = await centralStore(env).catch((error: unknown) => {
-    console.error(JSON.stringify({ event: "reconcile_central_unavailable", error: String(error) }));
+    log("error", "reconcile_central_unavailable", { error: String(error) });
     return null;
   });
   const summary: RunSummary = { itemsChecked: 0, itemsRepaired: 0, itemsLagging: 0, d1Drift: 0, centralDrift: 0, maxDifference: 0 };
@@ -67,7 +68,7 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
 
   for (const result of results) {
     if (result.status === "rejected") {
-      console.error(JSON.stringify({ event: "reconcile_item_failed", error: String(result.reason) }));
+      log("error", "reconcile_item_failed", { error: String(result.reason) });
       continue;
     }
     const { verdicts, drifted } = result.value;
@@ -86,6 +87,6 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
   )
     .bind(now, Date.now(), summary.itemsChecked, summary.itemsRepaired, summary.itemsLagging, summary.d1Drift, summary.centralDrift, summary.maxDifference)
     .run();
-  console.log(JSON.stringify({ event: "reconciliation", ...summary }));
+  log("info", "reconciliation", { ...summary });
   return summary;
 }

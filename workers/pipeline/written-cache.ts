@@ -1,3 +1,5 @@
+import { config } from "../../shared/config";
+
 /** Entries kept per isolate, per kind; the oldest go first. */
 const MAX_ENTRIES = 100_000;
 
@@ -29,9 +31,9 @@ const caches = new Map<string, WrittenCache>();
 
 /** The cache for one central-store configuration (endpoint and table prefix); none while the central store is off. */
 export function writtenCache(env: Env): WrittenCache | null {
-  const endpoint = env.ALTERNATOR_ENDPOINT?.trim();
+  const { ALTERNATOR_ENDPOINT: endpoint, ALTERNATOR_TABLE_PREFIX: prefix } = config(env);
   if (!endpoint) return null;
-  const key = `${endpoint}|${env.ALTERNATOR_TABLE_PREFIX ?? ""}`;
+  const key = `${endpoint}|${prefix}`;
   let cache = caches.get(key);
   if (!cache) caches.set(key, (cache = new WrittenCache()));
   return cache;

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { ItemDescription } from "../../durable-objects/ItemCounter";
+import type { ItemDescription } from "../../shared/contracts";
 import { itemKey } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
 import { AdminItemParams, AdminUserParams } from "../../shared/schemas";

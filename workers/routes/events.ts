@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import type { EventPermit } from "../../durable-objects/UserLikes";
+import type { EventPermit } from "../../shared/contracts";
 import { itemKey, type EventCounter } from "../../shared/counters";
 import { formatCount } from "../../shared/format";
 import { withRetries } from "../../shared/retries";

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
+import { config } from "../../shared/config";
 import { createMiddleware } from "hono/factory";
-import { evaluateAlerts } from "../metrics/alerts";
-import { EXPOSITION_CONTENT_TYPE, renderExposition } from "../metrics/exposition";
+import { evaluateAlerts } from "../../metrics/alerts";
+import { EXPOSITION_CONTENT_TYPE, renderExposition } from "../../metrics/exposition";
 import { currentMetrics } from "../metrics/read";
 import { requireService } from "../middleware/auth";
 import type { AppEnv } from "../types";
@@ -10,7 +11,7 @@ export const metricsRoute = new Hono<AppEnv>();
 
 /** A service token, unless METRICS_PUBLIC is "true" (for a scraper on a private network). */
 const metricsAccess = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.env.METRICS_PUBLIC === "true") return await next();
+  if (config(c.env).METRICS_PUBLIC) return await next();
   return await requireService(c, next);
 });
 

@@ -1,3 +1,4 @@
+import { log } from "../shared/log";
 import { bucketIndex, emptyHistogram } from "./histogram";
 import { seriesKey, type Labels, type Series, type SeriesMap } from "./series";
 
@@ -78,7 +79,7 @@ export class Recorder {
     }
     if (!this.#rejected.has(full)) {
       this.#rejected.add(full);
-      console.warn(JSON.stringify({ level: "warn", event: "metric_rejected", name: full, kind, labels: Object.keys(labels) }));
+      log("warn", "metric_rejected", { name: full, kind, labels: Object.keys(labels) });
     }
     return false;
   }

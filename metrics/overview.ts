@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { DashboardData } from "../../shared/schemas";
+import type { DashboardData } from "../shared/schemas";
 import type { AlertState } from "./alerts";
 import {
   cacheHitRate,

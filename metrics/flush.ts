@@ -1,3 +1,4 @@
+import { log } from "../shared/log";
 import type { FlushBatch } from "./protocol";
 import { writeAnalytics } from "./analytics";
 import { metrics } from "./recorder";
@@ -60,7 +61,7 @@ export async function flushNow(env: Env): Promise<void> {
   }
   if (unsent.length > MAX_UNSENT) {
     const dropped = unsent.splice(0, unsent.length - MAX_UNSENT);
-    console.error(JSON.stringify({ level: "error", event: "metrics_dropped", batches: dropped.length }));
+    log("error", "metrics_dropped", { batches: dropped.length });
   }
   if (unsent.length === 0) return;
   const sending = [...unsent];
@@ -68,6 +69,6 @@ export async function flushNow(env: Env): Promise<void> {
     await shardFor(env, sourceId()).merge(sending);
     unsent = unsent.filter((batch) => !sending.includes(batch));
   } catch (error) {
-    console.warn(JSON.stringify({ level: "warn", event: "metrics_flush_failed", error: String(error) }));
+    log("warn", "metrics_flush_failed", { error: String(error) });
   }
 }

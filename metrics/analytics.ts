@@ -1,3 +1,4 @@
+import { log } from "../shared/log";
 import { labelText, type Series } from "./series";
 
 /** Analytics Engine takes a limited number of data points per invocation; metrics stay well under it. */
@@ -19,7 +20,7 @@ export function writeAnalytics(env: Env, series: readonly Series[]): void {
     try {
       dataset.writeDataPoint({ indexes: [s.name], blobs: [s.name, labelText(s.labels)], doubles });
     } catch (error) {
-      console.warn(JSON.stringify({ level: "warn", event: "analytics_write_failed", error: String(error) }));
+      log("warn", "analytics_write_failed", { error: String(error) });
       return;
     }
   }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { COUNTER_TYPES, TOGGLE_COUNTERS } from "../../shared/counters";
+import { COUNTER_TYPES, TOGGLE_COUNTERS } from "./counters";
 
 /**
  * One message on the `plaudit-events` queue: part of one emission of one

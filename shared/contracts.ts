@@ -1,0 +1,45 @@
+import type { Counts, EventCounter, ToggleCounter } from "./counters";
+import type { Placement } from "./placement";
+
+// The RPC contract of the Durable Objects: what the Worker and the objects
+// say to each other. Pure types, so the Worker (above) and the objects
+// (below it) share them without either importing the other.
+
+export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean };
+
+export type EventPermit = { allowed: true } | { allowed: false; retryAfter: number };
+
+export type ToggleResult =
+  | { kind: "rate_limited"; retryAfter: number }
+  | { kind: "unchanged" }
+  /** `counts` is null when the item side did not apply the change within the request. */
+  | { kind: "changed"; counts: Counts | null };
+
+export type ItemSnapshot = { counts: Counts; asOf: number };
+
+/** Event counts gathered by one Worker isolate since its last flush. */
+export type EventBatch = {
+  counts: Partial<Record<EventCounter, number>>;
+  /** Events sent with an Idempotency-Key: each counts once per key within 24 hours. */
+  keyed: readonly { counter: EventCounter; key: string }[];
+};
+
+/**
+ * What a child reports: its absolute toggle counts (so a repeated report is
+ * harmless), its own sequence number (so an older report is ignored) and its
+ * cumulative write count (so the head can measure the item's write rate).
+ */
+export type ChildReport = { likes: number; saves: number; seq: number; writes: number };
+
+/** A change's outcome: applied here, or refused because a new edge belongs to the children now. */
+export type ApplyResult = { status: "applied"; counts: Counts | null } | { status: "moved"; placement: Placement };
+
+export type ItemDescription = {
+  counts: Counts;
+  hot: boolean;
+  shards: number;
+  children: { index: number; likes: number; saves: number; seq: number; writes: number; reported_at: string }[];
+  writes_per_sec: number;
+  /** Calls the head served since it started: after a split, `applies` should be a small share of the item's writes. */
+  calls: { applies: number; refused: number; reports: number; reads: number };
+};
