@@ -10,7 +10,7 @@ export type Alg = "RS256" | "ES256" | "EdDSA";
 export type ProviderKey = {
   kid: string;
   publicJwk: JWK;
-  sign(userId: string, claims?: JWTPayload, header?: Record<string, unknown>): Promise<string>;
+  sign(userId: string, claims?: Record<string, unknown>, header?: Record<string, unknown>): Promise<string>;
 };
 
 export const keySetUrl = (set: string) => `${env.TEST_JWKS_SERVER}/${set}/jwks.json`;
@@ -30,7 +30,7 @@ export async function newKey(set: string, alg: Alg = "RS256"): Promise<ProviderK
     kid: privateJwk.kid,
     publicJwk,
     sign: async (userId, claims = {}, header = {}) =>
-      await new SignJWT({ sub: userId, iss: env.AUTH_ISSUER, aud: env.AUTH_AUDIENCE, iat: now, exp: now + 600, ...claims })
+      await new SignJWT({ sub: userId, iss: env.AUTH_ISSUER, aud: env.AUTH_AUDIENCE, iat: now, exp: now + 600, ...claims } as JWTPayload)
         .setProtectedHeader({ alg, kid: privateJwk.kid, typ: "JWT", ...header })
         .sign(key),
   };
