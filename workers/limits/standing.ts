@@ -19,11 +19,13 @@ export function botScore(request: Request): number | undefined {
  */
 export function standingOf(principal: Principal, score: number | undefined, settings: Config): Standing | null {
   const found: { tier: string; why: string }[] = [];
-  if (principal.standing !== undefined && principal.standing in settings.STANDING_TIERS) {
+  // Own keys only: a claim such as "constructor" must not reach Object.prototype.
+  const named = (tier: string) => Object.hasOwn(settings.STANDING_TIERS, tier);
+  if (principal.standing !== undefined && named(principal.standing)) {
     found.push({ tier: principal.standing, why: `token claim ${settings.AUTH_STANDING_CLAIM}=${principal.standing}` });
   }
   const bot = settings.BOT_SCORE_STANDING;
-  if (score !== undefined && score < settings.BOT_SCORE_THRESHOLD && bot in settings.STANDING_TIERS) {
+  if (score !== undefined && score < settings.BOT_SCORE_THRESHOLD && named(bot)) {
     found.push({ tier: bot, why: `bot score ${score} < ${settings.BOT_SCORE_THRESHOLD}` });
   }
   if (found.length === 0) return null;
