@@ -10,7 +10,8 @@ import { lastKnownCounts, readCounts, rememberCounts, type Runtime } from "./cou
 import { userLikes } from "./objects";
 import { enforceWriteLimits } from "../limits/edge-limits";
 import { refused } from "../limits/refusals";
-import { botScore, standingOf, tierLimits } from "../limits/standing";
+import { botScore, standingOf } from "../limits/standing";
+import { tierLimits } from "../limits/tiers";
 import { readJson } from "./validation";
 import type { AppEnv } from "../types";
 

@@ -6,7 +6,7 @@ import { withRetries } from "../../shared/retries";
 import { AdminItemParams, AdminUserParams } from "../../shared/schemas";
 import { itemCounter, userLikes } from "../lib/objects";
 import { readParams } from "../lib/validation";
-import { limitsView } from "../limits/standing";
+import { limitsView } from "../limits/tiers";
 import { requireService } from "../middleware/auth";
 import type { AppEnv } from "../types";
 
