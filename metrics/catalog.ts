@@ -8,7 +8,9 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_request_duration_seconds: "Time to answer a request, by route and method.",
   plaudit_toggle_outcomes_total:
     "Like and unlike calls by outcome (liked, already_liked, unliked, not_liked, rate_limited); saves likewise.",
-  plaudit_rate_limited_total: "Requests refused with 429 by the per-user rate limiter, by route.",
+  plaudit_rate_limited_total: "Requests refused with 429, by route (by kind of limit: plaudit_limit_refusals_total).",
+  plaudit_limit_refusals_total:
+    "Requests refused with 429 by kind: user (the user's own limit), ip, device, reputation (a stricter tier selected by standing).",
   plaudit_errors_total: "Error responses by error code.",
   plaudit_cache_lookups_total: "Item count reads by result: a hit names the cache tier that answered; a miss asked the object.",
   plaudit_shard_splits_total: "Items that turned hot and began writing to their shards.",
