@@ -27,15 +27,9 @@ describe("alert rules", () => {
     const empty = { totals: new Map(), recent: { seconds: 10, series: new Map() }, alert: { seconds: 300, series: new Map() } };
     const states = evaluateAlerts(empty);
     expect(states.filter((state) => state.firing)).toEqual([]);
-    expect(Object.fromEntries(states.map((state) => [state.name, state.value]))).toEqual({
-      like_latency_p99: null,
-      read_latency_p99: null,
-      cache_hit_rate: null,
-      dedup_rate: null,
-      consumer_lag: null,
-      drift: null,
-      hot_items: 0,
-    });
+    // Counts of events (hot items, dead letters, overloads) are a real 0; rates, ratios and gauges have no value.
+    const counted = ["hot_items", "dead_letters", "objects_overloaded"];
+    for (const state of states) expect([state.name, state.value]).toEqual([state.name, counted.includes(state.name) ? 0 : null]);
   });
 });
 
@@ -55,6 +49,15 @@ describe("alert gauges and the dashboard's alert states", () => {
     ["consumer_lag", (r) => r.gauge("aggregator_lag_seconds", { queue: "events" }, 45)],
     ["drift", (r) => r.gauge("reconciliation_drift_ratio", {}, 0.02)],
     ["hot_items", (r) => r.count("shard_splits_total", {}, 5001)],
+    ["error_rate", (r) => (r.count("requests_total", { route: "/v1/like", method: "POST", status: "200" }, 990), r.count("requests_total", { route: "/v1/like", method: "POST", status: "503" }, 10))],
+    ["consumer_backlog", (r) => (r.count("queue_messages_total", { queue: "q", event: "sent" }, 20_000), r.count("queue_messages_total", { queue: "q", event: "consumed" }, 5_000))],
+    ["dead_letters", (r) => r.count("queue_messages_total", { queue: "q-dlq", event: "dead_lettered" }, 1)],
+    // Consumed as fast as sent: a busy queue with no backlog, so consumer_backlog stays quiet whichever runs first.
+    ["queue_headroom", (r) => (r.count("queue_messages_total", { queue: "q", event: "sent" }, 10_000_000), r.count("queue_messages_total", { queue: "q", event: "consumed" }, 10_000_000))],
+    ["d1_query_headroom", (r) => r.count("d1_queries_total", { caller: "/v1/counts", database: "0" }, 10_000_000)],
+    ["d1_size_headroom", (r) => r.gauge("d1_database_bytes", { database: "0" }, 9e9)],
+    ["objects_overloaded", (r) => r.count("object_overloaded_total", { object: "item_counter" }, 1)],
+    ["breaker_open", (r) => r.gauge("circuit_breaker_open", { dependency: "central" }, 1)],
   ])("%s fires once its threshold is crossed, in /metrics and on the dashboard", async (name, record) => {
     expect({ gauge: await alert(name), dashboard: await firingOnDashboard(name) }).toEqual({ gauge: 0, dashboard: false });
     await flush(record);
