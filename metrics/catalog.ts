@@ -19,5 +19,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_outbox_delivered_total: "Outbox changes acknowledged by their receiver, by object kind.",
   plaudit_queue_messages_total: "Queue messages by queue and event (sent, consumed, retried, dead_lettered).",
   plaudit_aggregator_lag_seconds: "Age of the oldest change the aggregator has not yet written to the stores.",
+  plaudit_live_messages_sent_total: "Count messages live hubs sent to their sockets (one per socket per tick with changes).",
+  plaudit_live_publish_calls_total: "Calls from the aggregator to live hubs, each carrying one batch's changed items the hub watches.",
   plaudit_reconciliation_drift_ratio: "Share of checked items whose stored counts drifted in the last reconciliation.",
 };
