@@ -25,7 +25,8 @@ live.get("/v1/live", async (c) => {
   const hubs = config(c.env).LIVE_HUBS;
   for (let attempt = 0; attempt < HUB_ATTEMPTS; attempt++) {
     const response = await liveHub(c.env, Math.floor(Math.random() * hubs)).fetch(c.req.raw);
-    if (response.status === 101) return response;
+    // A new response: the hub's has immutable headers, and the middleware adds the request id.
+    if (response.status === 101) return new Response(null, { status: 101, webSocket: response.webSocket });
   }
   throw unavailable("Every live hub tried is full; retry shortly.");
 });
