@@ -27,32 +27,36 @@ export async function openLive(baseUrl: string, timeoutMs = 30_000): Promise<Liv
   const latest = new Map<string, ItemCounts>();
   const reachedAt = new Map<string, number>();
   const waiters = new Set<() => void>();
-  let subscribed: ((items: string[]) => void) | null = null;
+  let subscribed: { resolve: (items: string[]) => void; reject: (error: Error) => void } | null = null;
   let failure: Error | null = null;
   ws.on("message", (data) => {
     const message = JSON.parse(String(data)) as
       | { type: "subscribed"; items: string[] }
       | { type: "counts"; counts: Record<string, ItemCounts> }
       | { type: "error"; message: string };
-    if (message.type === "subscribed") subscribed?.(message.items);
+    if (message.type === "subscribed") subscribed?.resolve(message.items);
     else if (message.type === "counts") {
       const now = Date.now();
       for (const [item, counts] of Object.entries(message.counts)) {
         latest.set(item, counts);
         reachedAt.set(`${item}=${counts.likes}`, now);
       }
-    } else failure = new Error(`live error: ${message.message}`);
+    } else {
+      failure = new Error(`live error: ${message.message}`);
+      subscribed?.reject(failure);
+    }
     for (const wake of waiters) wake();
   });
-  ws.on("close", () => {
-    failure ??= new Error("live socket closed");
+  ws.on("close", (code) => {
+    failure ??= new Error(`live socket closed (${code})`);
+    subscribed?.reject(failure);
     for (const wake of waiters) wake();
   });
   return {
     latest,
     reachedAt,
     async subscribe(items) {
-      const answer = new Promise<string[]>((resolve) => (subscribed = resolve));
+      const answer = new Promise<string[]>((resolve, reject) => (subscribed = { resolve, reject }));
       ws.send(JSON.stringify({ type: "subscribe", items: items.map(ref) }));
       return await withTimeout(answer, timeoutMs, "no subscribed answer");
     },
