@@ -31,6 +31,16 @@ async function openLive(): Promise<Socket> {
 
 const ref = (key: string) => ({ item_type: key.split(":")[0], item_id: key.split(":")[1] });
 
+/** A socket subscribed to `items`, its `subscribed` answer already read. */
+async function watching(items: string[]): Promise<Socket> {
+  const socket = await openLive();
+  socket.ws.send(JSON.stringify({ type: "subscribe", items: items.map(ref) }));
+  expect(await socket.next("subscribed")).toEqual({ type: "subscribed", items });
+  return socket;
+}
+
+const hubOf = async (item: string) => env.LIVE_HUB.get(env.LIVE_HUB.idFromName(`hub:${(await watchers(item))[0]!}`));
+
 async function watchers(item: string): Promise<number[]> {
   const { results } = await env.DB.prepare("SELECT hub FROM live_watchers WHERE item = ?").bind(item).all<{ hub: number }>();
   return results.map((r) => r.hub);
@@ -45,9 +55,7 @@ describe("GET /v1/live", () => {
 
   it("sends the counts the aggregator writes, one message per tick for all of a socket's changed items", async () => {
     const [a, b, c] = [`post:${freshId()}`, `reel:${freshId()}`, `comment:${freshId()}`];
-    const socket = await openLive();
-    socket.ws.send(JSON.stringify({ type: "subscribe", items: [a, b, c].map(ref) }));
-    expect(await socket.next("subscribed")).toEqual({ type: "subscribed", items: [a, b, c] });
+    const socket = await watching([a, b, c]);
     expect(await watchers(a)).toHaveLength(1);
 
     await deliver([headEmission(a, { seq: 2, counts: { likes: 2 } }), headEmission(b, { seq: 1, counts: { views: 7 } })]);
@@ -62,14 +70,12 @@ describe("GET /v1/live", () => {
 
   it("drops an update older than the last one sent for its item", async () => {
     const item = `post:${freshId()}`;
-    const socket = await openLive();
-    socket.ws.send(JSON.stringify({ type: "subscribe", items: [ref(item)] }));
-    await socket.next("subscribed");
+    const socket = await watching([item]);
     await deliver([headEmission(item, { seq: 5, counts: { likes: 5 } })]);
     await socket.next("counts");
-    const hub = (await watchers(item))[0]!;
-    await env.LIVE_HUB.get(env.LIVE_HUB.idFromName(`hub:${hub}`)).publish([{ item, seq: 4, counts: { likes: 4, views: 0, shares: 0, saves: 0 } }]);
-    await env.LIVE_HUB.get(env.LIVE_HUB.idFromName(`hub:${hub}`)).publish([{ item, seq: 6, counts: { likes: 6, views: 0, shares: 0, saves: 0 } }]);
+    const hub = await hubOf(item);
+    await hub.publish([{ item, seq: 4, counts: { likes: 4, views: 0, shares: 0, saves: 0 } }]);
+    await hub.publish([{ item, seq: 6, counts: { likes: 6, views: 0, shares: 0, saves: 0 } }]);
     expect(await socket.next("counts")).toMatchObject({ counts: { [item]: { likes: 6 } } });
     expect(socket.messages.filter((m) => m.type === "counts")).toHaveLength(2);
     socket.ws.close(1000);
@@ -77,14 +83,19 @@ describe("GET /v1/live", () => {
 
   it("takes a hub's registration away when its last watcher leaves", async () => {
     const item = `post:${freshId()}`;
-    const socket = await openLive();
-    socket.ws.send(JSON.stringify({ type: "subscribe", items: [ref(item)] }));
-    await socket.next("subscribed");
+    const socket = await watching([item]);
     expect(await watchers(item)).toHaveLength(1);
     socket.ws.send(JSON.stringify({ type: "unsubscribe", items: [ref(item)] }));
     expect(await socket.next("subscribed")).toEqual({ type: "subscribed", items: [] });
     expect(await watchers(item)).toEqual([]);
     socket.ws.close(1000);
+  });
+
+  it("lets a hub that no longer watches an item drop the row naming it when the item is next published", async () => {
+    const item = `post:${freshId()}`;
+    await env.DB.prepare("INSERT INTO live_watchers (item, hub) VALUES (?, 3)").bind(item).run();
+    await deliver([headEmission(item, { seq: 1, counts: { likes: 1 } })]);
+    await vi.waitFor(async () => expect(await watchers(item)).toEqual([]), { timeout: 10_000, interval: 50 });
   });
 
   it("answers bad messages and a 101st item with an error, and keeps the socket", async () => {
