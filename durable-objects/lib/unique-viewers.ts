@@ -23,14 +23,14 @@ export class UniqueViewers {
   ) {}
 
   merge(payload: ViewerPayload): void {
-    if (mergeViewers(this.#load(), payload)) {
+    if (mergeViewers(this.#load(true), payload)) {
       this.#dirty = true;
       this.#estimate = null;
     }
   }
 
   estimate(): number {
-    this.#estimate ??= this.#load().estimate();
+    this.#estimate ??= this.#load(false)?.estimate() ?? 0;
     return this.#estimate;
   }
 
@@ -44,10 +44,14 @@ export class UniqueViewers {
     this.#dirty = false;
   }
 
-  #load(): HyperLogLog {
+  /** The sketch, read once; an item never viewed gets one only when `create` (16 KiB it would not otherwise need). */
+  #load(create: true): HyperLogLog;
+  #load(create: false): HyperLogLog | null;
+  #load(create: boolean): HyperLogLog | null {
     if (this.#sketch) return this.#sketch;
     const row = this.ready() ? this.sql.exec<{ sketch: ArrayBuffer }>("SELECT sketch FROM unique_viewers WHERE id = 1").toArray()[0] : undefined;
-    this.#sketch = row ? HyperLogLog.deserialize(new Uint8Array(row.sketch)) : new HyperLogLog();
+    if (row) this.#sketch = HyperLogLog.deserialize(new Uint8Array(row.sketch));
+    else if (create) this.#sketch = new HyperLogLog();
     return this.#sketch;
   }
 }
