@@ -3,8 +3,8 @@ import { describe, expect, it, vi } from "vitest";
 import { zeroCounts } from "../../shared/counters";
 import { readHistory } from "../../workers/lib/history-reader";
 import { utcDay, writeHistory } from "../../workers/pipeline/history-store";
-import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
-import { deliver, headEmission, settled } from "./pipeline-helpers";
+import { call, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
+import { d1Counts, deliver, headEmission, settled } from "./pipeline-helpers";
 
 const DAY = 86_400_000;
 const key = () => `post:${freshId()}`;
@@ -55,6 +55,31 @@ describe("daily history in D1", () => {
       ["2026-06-09", 0, 0, 6, 15],
       ["2026-06-10", -1, 6, 5, 21],
     ]);
+  });
+});
+
+describe("history after a load and a drain", () => {
+  it("holds each item's exact day-end totals, the same as the object's and D1's counts", async () => {
+    const ids = [freshId(), freshId(), freshId()];
+    const users = await Promise.all(Array.from({ length: 12 }, () => newUser()));
+    await Promise.all(
+      users.map(async (user, u) => {
+        for (const [i, id] of ids.entries()) {
+          if ((u + i) % 3 === 0) continue;
+          expect((await like(user.token, id)).status).toBe(200);
+          if ((u * 7 + i) % 4 === 0) expect((await unlike(user.token, id)).status).toBe(200);
+        }
+      }),
+    );
+    for (const [i, id] of ids.entries()) {
+      const item = `post:${id}`;
+      const counts = await settled(item);
+      expect(counts.likes).toBe(users.filter((_, u) => (u + i) % 3 !== 0 && (u * 7 + i) % 4 !== 0).length);
+      const stored = await d1Counts(item);
+      const [row] = await historyRows(item);
+      expect(row).toMatchObject({ day: utcDay(Date.now()), likes: counts.likes, saves: counts.saves, views: counts.views, shares: counts.shares, seq: stored!.seq });
+      expect(stored!.counts.likes).toBe(counts.likes);
+    }
   });
 });
 
