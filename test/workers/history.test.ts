@@ -33,12 +33,12 @@ describe("daily history in D1", () => {
     expect(await historyRows(item)).toEqual(rows);
   });
 
-  it("never writes a snapshot older than one an earlier day holds, so totals never go back", async () => {
+  it("never writes a snapshot older than one an earlier day holds, so totals never go back, and says which it wrote", async () => {
     const item = key();
     const today = Date.now();
-    await writeHistory(env.DB, new Map([[item, snapshot(9, 9)]]), today - DAY);
-    await writeHistory(env.DB, new Map([[item, snapshot(8, 8)]]), today);
-    await writeHistory(env.DB, new Map([[item, snapshot(9, 9)]]), today);
+    expect([...(await writeHistory(env.DB, new Map([[item, snapshot(9, 9)]]), today - DAY)).keys()]).toEqual([item]);
+    expect((await writeHistory(env.DB, new Map([[item, snapshot(8, 8)]]), today)).size).toBe(0);
+    expect((await writeHistory(env.DB, new Map([[item, snapshot(9, 9)]]), today)).size).toBe(0);
     expect((await historyRows(item)).map((r) => [r.day, r.likes, r.seq])).toEqual([[utcDay(today - DAY), 9, 9]]);
   });
 

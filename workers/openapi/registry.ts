@@ -297,7 +297,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
         },
       },
     },
-    errors: [503],
+    errors: [429, 503],
   },
   {
     method: "get",
@@ -317,7 +317,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
         counts: { type: "counts", counts: { "post:456": { likes: 1525, views: 89240, shares: 156, saves: 3 } }, as_of: AS_OF },
       },
     },
-    errors: [426, 503],
+    errors: [426, 429, 503],
   },
   {
     method: "get",

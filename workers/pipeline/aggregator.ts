@@ -6,7 +6,7 @@ import { centralStore } from "./central-tables";
 import { writeSnapshots } from "./d1-store";
 import { writeHistory } from "./history-store";
 import { publishLive } from "./live-publish";
-import { Emission, edgeVersion } from "../../shared/emissions";
+import { Emission, edgeVersion, type CountSnapshot } from "../../shared/emissions";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";
 import { settleAll } from "./settle";
@@ -53,9 +53,10 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
   };
 
   const fresh = new Map(snapshots.map(({ key: item, planned }) => [item, planned.value]));
+  let newest = new Map<string, CountSnapshot>();
   try {
     await writeSnapshots(env.DB, fresh);
-    await writeHistory(env.DB, fresh);
+    newest = await writeHistory(env.DB, fresh);
   } catch (error) {
     for (const { planned } of snapshots) fail(planned, error, "d1");
   }
@@ -80,7 +81,7 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
 
   for (const { cacheKey, version, planned } of [...snapshots, ...edges]) if (!failedWrites.has(planned)) cache?.remember(cacheKey, version);
 
-  await publishLive(env, fresh);
+  await publishLive(env, newest);
   await acknowledge(env, parsed.filter(({ index }) => !failed.has(index)).map(({ emission }) => emission));
   batch.messages.forEach((message, index) => (failed.has(index) ? message.retry() : message.ack()));
   metrics.count("queue_messages_total", { queue: batch.queue, event: "consumed" }, batch.messages.length - failed.size);

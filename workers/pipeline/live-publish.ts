@@ -5,7 +5,9 @@ import { metrics } from "../../metrics/recorder";
 import { liveHub } from "../lib/objects";
 
 /**
- * Sends a batch's new counts to the live hubs that watch them: one D1 query
+ * Sends a batch's new counts (only snapshots that became their item's newest,
+ * so a late or redelivered one never moves a client's count back) to the live
+ * hubs that watch them: one D1 query
  * for the batch (which hubs watch which of its items), then one call per hub
  * carrying every item of the batch that hub watches. An item nobody watches
  * costs nothing beyond its share of that query. Never throws: live counts are

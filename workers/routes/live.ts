@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { config } from "../../shared/config";
 import { ApiError, unavailable } from "../lib/errors";
 import { liveHub } from "../lib/objects";
+import { readLimit } from "../middleware/read-limit";
 import type { AppEnv } from "../types";
 import page from "../live/page.html";
 
@@ -12,11 +13,11 @@ const HUB_ATTEMPTS = 3;
 
 /**
  * Opens a live socket (public: counts are public; privacy rules apply per
- * item in the hub). The socket lands on a random hub of LIVE_HUBS, so a
+ * item in the hub; opening counts against the per-IP read limit). The socket lands on a random hub of LIVE_HUBS, so a
  * million watchers of one item spread evenly over them (about 15,600 each at
  * the default 64) and none nears the 32,768 sockets an object may hold.
  */
-live.get("/v1/live", async (c) => {
+live.get("/v1/live", readLimit, async (c) => {
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
     throw new ApiError(426, "upgrade_required", "This endpoint is a WebSocket: send Upgrade: websocket.", {
       headers: { upgrade: "websocket" },
