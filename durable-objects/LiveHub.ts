@@ -9,7 +9,7 @@ import { metrics } from "../metrics/recorder";
 import { writeRegistrations } from "./lib/live-registry";
 
 /** Below the platform's 32,768 WebSockets per object, so a hub that says "room left" has it. */
-export const MAX_SOCKETS_PER_HUB = 32_000;
+const MAX_SOCKETS_PER_HUB = 32_000;
 /** Registry writes that fail are retried this many times, then left to the next change of the hub's items. */
 const REGISTRY_ATTEMPTS = 5;
 
@@ -109,11 +109,6 @@ export class LiveHub extends DurableObject<Env> {
     }
     if (stale) this.ctx.waitUntil(this.#syncRegistry());
     if (this.#pending.size > 0 && this.#tick === null) this.#tick = setTimeout(() => this.#flush(), config(this.env).LIVE_TICK_MS);
-  }
-
-  /** Sockets open on this hub and items they watch, for tests and the bench. */
-  stats(): { sockets: number; items: number } {
-    return { sockets: this.ctx.getWebSockets().length, items: this.#watchers.size };
   }
 
   #flush(): void {

@@ -62,10 +62,6 @@ export class HyperLogLog {
     return changed;
   }
 
-  isEmpty(): boolean {
-    return this.registers.every((r) => r === 0);
-  }
-
   /** The estimated number of distinct ids added, rounded. */
   estimate(): number {
     const histogram = new Array<number>(Q + 2).fill(0);
