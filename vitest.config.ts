@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 import { textModules } from "./scripts/text-modules.ts";
 
 export const TEST_SECRETS = "test-secret-primary,test-secret-rotated";
+export const TEST_ISSUER = "https://issuer.plaudit.test/";
+export const TEST_AUDIENCE = "plaudit-test";
 
 /**
  * What every workerd test sets beyond the defaults of shared/config.ts (the
@@ -41,6 +43,17 @@ function workerdProject(name: string, include: string[], bindings: Record<string
             ALTERNATOR_TABLE_PREFIX: "plaudit_",
             ALTERNATOR_REGION: "us-east-1",
             TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+            // Tokens from an identity provider too: test/node/jwks-setup.ts serves its key sets.
+            TEST_JWKS_SERVER: inject("jwksServer"),
+            AUTH_JWKS_URL: `${inject("jwksServer")}/default/jwks.json`,
+            AUTH_ISSUER: TEST_ISSUER,
+            AUTH_AUDIENCE: TEST_AUDIENCE,
+          },
+          // Per-client limits low enough that a test reaches them in a few requests.
+          ratelimits: {
+            WRITE_IP_LIMITER: { simple: { limit: 8, period: 60 } },
+            WRITE_DEVICE_LIMITER: { simple: { limit: 5, period: 60 } },
+            READ_IP_LIMITER: { simple: { limit: 12, period: 60 } },
           },
         },
       })),
@@ -52,7 +65,7 @@ function workerdProject(name: string, include: string[], bindings: Record<string
       testTimeout: 30_000,
       include,
       setupFiles: ["./test/workers/setup.ts"],
-      globalSetup: ["./test/node/dynalite-setup.ts"],
+      globalSetup: ["./test/node/dynalite-setup.ts", "./test/node/jwks-setup.ts"],
     },
   };
 }

@@ -6,7 +6,7 @@ import type { EdgeChange } from "../shared/edges";
 import { itemObjectName, shardObjectName } from "../shared/object-names";
 import { HEAD, homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
-import type { ApplyResult, EventPermit, ToggleRequest, ToggleResult } from "../shared/contracts";
+import type { ApplyResult, EventPermit, ToggleLimits, ToggleRequest, ToggleResult } from "../shared/contracts";
 import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
 import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
@@ -101,7 +101,7 @@ export class UserLikes extends DurableObject<Env> {
 
   async toggle(request: ToggleRequest): Promise<ToggleResult> {
     const now = Date.now();
-    const decision = decide(this.#toggleLimits(request.counter), this.#tats, now);
+    const decision = decide(this.#toggleLimits(request.counter, request.limits), this.#tats, now);
     if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
 
     this.#schema.ensure();
@@ -321,9 +321,10 @@ export class UserLikes extends DurableObject<Env> {
   }
 
   /** Likes and saves have separate buckets, each a per-minute and a per-day limit. */
-  #toggleLimits(counter: ToggleCounter): Limit[] {
-    const [perMinute, perDay] =
-      counter === "likes"
+  #toggleLimits(counter: ToggleCounter, stricter?: ToggleLimits): Limit[] {
+    const [perMinute, perDay] = stricter
+      ? [stricter.perMinute, stricter.perDay]
+      : counter === "likes"
         ? [config(this.env).RATE_LIMIT_PER_MINUTE, config(this.env).RATE_LIMIT_PER_DAY]
         : [config(this.env).SAVE_RATE_LIMIT_PER_MINUTE, config(this.env).SAVE_RATE_LIMIT_PER_DAY];
     return [

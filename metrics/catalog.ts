@@ -8,7 +8,9 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_request_duration_seconds: "Time to answer a request, by route and method.",
   plaudit_toggle_outcomes_total:
     "Like and unlike calls by outcome (liked, already_liked, unliked, not_liked, rate_limited); saves likewise.",
-  plaudit_rate_limited_total: "Requests refused with 429 by the per-user rate limiter, by route.",
+  plaudit_rate_limited_total: "Requests refused with 429, by route (by kind of limit: plaudit_limit_refusals_total).",
+  plaudit_limit_refusals_total:
+    "Requests refused with 429 by kind: user (the user's own limit), ip, device, reputation (a stricter tier selected by standing).",
   plaudit_errors_total: "Error responses by error code.",
   plaudit_cache_lookups_total: "Item count reads by result: a hit names the cache tier that answered; a miss asked the object.",
   plaudit_shard_splits_total: "Items that turned hot and began writing to their shards.",
@@ -21,5 +23,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_aggregator_lag_seconds: "Age of the oldest change the aggregator has not yet written to the stores.",
   plaudit_live_messages_sent_total: "Count messages live hubs sent to their sockets (one per socket per tick with changes).",
   plaudit_live_publish_calls_total: "Calls from the aggregator to live hubs, each carrying one batch's changed items the hub watches.",
+  plaudit_object_overloaded_total: "Calls to Durable Objects refused as overloaded, by object kind (never retried).",
+  plaudit_circuit_breaker_open: "1 while a dependency's circuit breaker is open (calls to it are not made), else 0; by dependency.",
+  plaudit_d1_database_bytes: "Size of a D1 database as its last write reported it, by database.",
   plaudit_reconciliation_drift_ratio: "Share of checked items whose stored counts drifted in the last reconciliation.",
 };

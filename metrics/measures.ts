@@ -50,6 +50,29 @@ export function serverErrorRate(series: SeriesMap): number | null {
   return counterSum(series, "plaudit_requests_total", (l) => Number(l.status) >= 500) / all;
 }
 
+/**
+ * The largest per-second rate of a counter over the groups of one label (the
+ * busiest queue, the busiest database) in a window; null without any data.
+ */
+export function maxRateBy(series: SeriesMap, name: string, label: string, seconds: number, where: Where = everything): number | null {
+  const sums = new Map<string, number>();
+  for (const s of series.values()) {
+    if (s.kind !== "counter" || s.name !== name || !where(s.labels)) continue;
+    const group = s.labels[label] ?? "";
+    sums.set(group, (sums.get(group) ?? 0) + s.value);
+  }
+  if (sums.size === 0 || seconds <= 0) return null;
+  return Math.max(...sums.values()) / seconds;
+}
+
+/** Queue messages sent and not yet consumed or dead-lettered: the consumers' backlog. */
+export function queueBacklog(totals: SeriesMap): number | null {
+  const sent = counterSum(totals, "plaudit_queue_messages_total", (l) => l.event === "sent");
+  if (sent === 0) return null;
+  const done = counterSum(totals, "plaudit_queue_messages_total", (l) => l.event === "consumed" || l.event === "dead_lettered");
+  return Math.max(0, sent - done);
+}
+
 export function likeOutcomes(series: SeriesMap, outcome: string): number {
   return counterSum(series, "plaudit_toggle_outcomes_total", (l) => l.counter === "likes" && l.outcome === outcome);
 }

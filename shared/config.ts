@@ -22,6 +22,72 @@ const flag = z
  * with its one default. Deployments set only what differs (in `wrangler.toml`
  * [vars] or `.dev.vars`); tests override only what their scenario needs.
  */
+/** A comma-separated list; blanks dropped. */
+function list(fallback: string) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((text) => text.split(",").map((part) => part.trim()).filter((part) => part.length > 0));
+}
+
+/** Signature algorithms a key set may use: asymmetric only, so a public key can never serve as an HMAC secret. */
+export const ASYMMETRIC_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"] as const;
+
+/** `name=fraction,...`: each standing's share of the standard per-user limits (0.2: a fifth). */
+const standingTiers = z
+  .string()
+  .default("low=0.2")
+  .transform((text, ctx) => {
+    const tiers: Record<string, number> = {};
+    for (const part of text.split(",").map((p) => p.trim()).filter((p) => p.length > 0)) {
+      const [name, share] = part.split("=").map((p) => p.trim());
+      const value = Number(share);
+      if (!name || !(value > 0 && value <= 1)) {
+        ctx.addIssue({ code: "custom", message: `"${part}" is not name=fraction with 0 < fraction <= 1` });
+        return z.NEVER;
+      }
+      tiers[name] = value;
+    }
+    return tiers;
+  });
+
+/**
+ * How bearer tokens are verified (docs/auth.md): HS256 with shared secrets
+ * (AUTH_SECRET, a secret, not here), a JWKS of an identity provider, or both.
+ */
+const authSettings = {
+  /** The identity provider's key set: a URL (cached, refetched on an unknown `kid`) or the keys inline as JSON. */
+  AUTH_JWKS_URL: z.string().trim().default(""),
+  AUTH_JWKS: z.string().trim().default(""),
+  /** A second key set whose tokens are service tokens; when set, the service claim is not used. */
+  AUTH_SERVICE_JWKS_URL: z.string().trim().default(""),
+  AUTH_SERVICE_JWKS: z.string().trim().default(""),
+  /** Algorithms accepted from a key set. */
+  AUTH_ALGORITHMS: list("RS256,ES256,EdDSA").pipe(z.array(z.enum(ASYMMETRIC_ALGORITHMS)).min(1)),
+  /** Required `iss` and `aud` of key-set tokens (both needed when a key set is configured). */
+  AUTH_ISSUER: z.string().trim().default(""),
+  AUTH_AUDIENCE: z.string().trim().default(""),
+  /** The claim naming the user: a canonical uint64 (a dotted path reaches into objects). */
+  AUTH_USER_CLAIM: z.string().trim().min(1).default("sub"),
+  /** `claim=value`: a token whose claim is (or, for a list, holds) the value is a service token. */
+  AUTH_SERVICE_CLAIM: z.string().trim().regex(/^[^=]+=.+$/, "must be claim=value").default("role=service"),
+  /** The claim naming the device, for the per-device limit; empty turns that limit off. */
+  AUTH_DEVICE_CLAIM: z.string().trim().default("device_id"),
+  /** The claim stating the account's standing, a name from STANDING_TIERS; empty ignores it. */
+  AUTH_STANDING_CLAIM: z.string().trim().default("standing"),
+  /** Slack allowed on `nbf` and `iat` for clocks that disagree; `exp` has none. */
+  AUTH_CLOCK_SKEW_SECONDS: numberVar(30),
+  /** A fetched key set is used this long, then refetched (kept while the provider is down). */
+  JWKS_MAX_AGE_SECONDS: numberVar(600),
+  /** At most one refetch per this many seconds, however many unknown `kid`s arrive. */
+  JWKS_REFETCH_FLOOR_SECONDS: numberVar(30),
+  /** Stricter per-user limits by standing: each tier is a share of the standard limits. */
+  STANDING_TIERS: standingTiers,
+  /** A Cloudflare bot score below this puts the request in BOT_SCORE_STANDING; 0 ignores the score. */
+  BOT_SCORE_THRESHOLD: numberVar(30),
+  BOT_SCORE_STANDING: z.string().trim().default("low"),
+};
+
 export const ConfigSchema = z.object({
   /** Comma-separated origins allowed to call the API from a browser; "*" allows any; empty allows none. */
   CORS_ORIGINS: z.string().default("*"),
@@ -37,8 +103,12 @@ export const ConfigSchema = z.object({
   /** Read cache lifetimes: per-isolate memory, then the location's Cache API. 0 turns a tier off. */
   READ_CACHE_MEMORY_TTL_MS: numberVar(1_000),
   READ_CACHE_EDGE_TTL_MS: numberVar(2_000),
-  /** Public reads per client IP per minute; 0 turns the limit off. */
-  READ_RATE_LIMIT_PER_IP_PER_MINUTE: numberVar(0),
+  /**
+   * Client addresses the per-IP limits never count: by default the loopback
+   * addresses, so a local load from one machine measures the service, not the
+   * limiter (on Cloudflare a client address is never a loopback one).
+   */
+  IP_LIMIT_EXEMPT: list("127.0.0.1,::1"),
   /** An item is hot past HOT_WRITES_PER_SEC sustained over HOT_WINDOW_SECONDS; it then writes through HOT_SHARDS children. */
   HOT_WRITES_PER_SEC: numberVar(1000),
   HOT_WINDOW_SECONDS: numberVar(10, 1),
@@ -68,9 +138,19 @@ export const ConfigSchema = z.object({
   ALTERNATOR_ENDPOINT: z.string().trim().default(""),
   ALTERNATOR_TABLE_PREFIX: z.string().default("plaudit_"),
   ALTERNATOR_REGION: z.string().default("us-east-1"),
+  ...authSettings,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** Settings that make sense only together, checked once with the rest. */
+function consistent(settings: Config): string[] {
+  const problems: string[] = [];
+  const keySet = settings.AUTH_JWKS_URL || settings.AUTH_JWKS || settings.AUTH_SERVICE_JWKS_URL || settings.AUTH_SERVICE_JWKS;
+  if (keySet && !settings.AUTH_ISSUER) problems.push("AUTH_ISSUER: required when a key set is configured");
+  if (keySet && !settings.AUTH_AUDIENCE) problems.push("AUTH_AUDIENCE: required when a key set is configured");
+  return problems;
+}
 
 const parsed = new WeakMap<object, Config>();
 
@@ -83,10 +163,10 @@ export function config(env: object): Config {
   const known = parsed.get(env);
   if (known) return known;
   const result = ConfigSchema.safeParse(env);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
-    throw new Error(`invalid configuration: ${problems}`);
-  }
+  const problems = result.success
+    ? consistent(result.data)
+    : result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+  if (!result.success || problems.length > 0) throw new Error(`invalid configuration: ${problems.join("; ")}`);
   parsed.set(env, result.data);
   return result.data;
 }

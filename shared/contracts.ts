@@ -6,7 +6,10 @@ import type { ViewerPayload } from "./viewer-batch";
 // say to each other. Pure types, so the Worker (above) and the objects
 // (below it) share them without either importing the other.
 
-export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean };
+/** Per-user limits of one toggle counter, when a low standing makes them stricter than the configured ones. */
+export type ToggleLimits = { perMinute: number; perDay: number };
+
+export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean; limits?: ToggleLimits };
 
 export type EventPermit = { allowed: true } | { allowed: false; retryAfter: number };
 

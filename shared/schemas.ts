@@ -100,9 +100,32 @@ export const HealthResponse = z.object({ status: z.literal("ok") });
 
 export const AdminUserParams = z.object({ user_id: U64IdText });
 
+const PerUserLimits = z.object({ per_minute: Count, per_day: Count });
+const CounterLimits = z.object({ likes: PerUserLimits, saves: PerUserLimits });
+
+/** Every per-user limit that can be in force for a user, and what selects one (docs/auth.md). */
+export const LimitsView = z.object({
+  standard: CounterLimits.meta({ description: "The limits of a user in no stricter tier" }),
+  tiers: z
+    .record(z.string(), CounterLimits.extend({ share: z.number().meta({ description: "Share of the standard limits" }) }))
+    .meta({ description: "Each standing tier's stricter limits (STANDING_TIERS)" }),
+  selected_by: z.object({
+    standing_claim: z.string().nullable(),
+    bot_score_below: z.number(),
+    bot_score_tier: z.string(),
+    rule: z.string(),
+  }),
+  platform: z
+    .object({ per_ip: z.string(), per_device: z.string().nullable() })
+    .meta({ description: "Limits counted by Cloudflare's Rate Limiting binding, not per user" }),
+});
+
+export type LimitsView = z.infer<typeof LimitsView>;
+
 export const AdminUserResponse = z.object({
   user_id: U64IdText,
   pending_deliveries: Count.meta({ description: "Changes the item side has not acknowledged yet" }),
+  limits: LimitsView,
 });
 
 /** The OpenAPI document itself, as `GET /openapi.json` serves it (only its outline is promised). */

@@ -61,12 +61,12 @@ export function writeReports(report: Report, dir: string): { json: string; html:
 
 const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2"];
 
-const escape = (s: string) => s.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+export const escape = (s: string) => s.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
-type Series = { name: string; points: [number, number][] };
+export type Series = { name: string; points: [number, number][] };
 
 /** A line chart as inline SVG; x positions are given, labels are optional. */
-function lineChart(title: string, series: Series[], xLabels: [number, string][], yUnit: string): string {
+export function lineChart(title: string, series: Series[], xLabels: [number, string][], yUnit: string): string {
   const W = 720, H = 300, L = 60, R = 150, T = 30, B = 40;
   const xs = series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = series.flatMap((s) => s.points.map((p) => p[1]));

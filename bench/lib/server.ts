@@ -26,6 +26,8 @@ export type ServerOptions = {
 export type LocalServer = {
   url: string;
   port: number;
+  /** The process group's leader (and so the group id). */
+  pid: number;
   secret: string;
   stateDir: string;
   /** Crash: SIGKILL to every process of the group (node, wrangler, workerd). */
@@ -144,5 +146,5 @@ export async function startServer(options: ServerOptions = {}): Promise<LocalSer
     await kill();
     throw error;
   }
-  return { url, port, secret, stateDir, kill, stop };
+  return { url, port, pid, secret, stateDir, kill, stop };
 }

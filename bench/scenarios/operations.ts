@@ -61,6 +61,27 @@ export async function writeToggle(ctx: RunContext, user: string, item: string, o
   if (why) ctx.recorder.violation(why);
 }
 
+/** A view or a share: a plain event count, checked for its status only (its count is not exact by design). */
+function eventOperation(counter: "view" | "share"): Operation {
+  return {
+    name: counter,
+    kind: "write",
+    async run(ctx, user) {
+      const item = ctx.picker.forRead();
+      const res = await ctx.http.request("POST", `/v1/${counter}`, { token: ctx.tokens.get(user)!, body: { item_id: item, item_type: ITEM_TYPE } });
+      if (res.status === 200 || res.status === 202) ctx.recorder.record(this.name, res.ms, "ok");
+      else if (res.status === 429) ctx.recorder.record(this.name, res.ms, "rejected");
+      else {
+        ctx.recorder.record(this.name, res.ms, "error", errorDetail(res));
+        if (!isError(res)) ctx.recorder.violation(`${counter}: ${errorDetail(res)}`);
+      }
+    },
+  };
+}
+
+export const viewEvent = eventOperation("view");
+export const shareEvent = eventOperation("share");
+
 export const likeOrUnlike: Operation = {
   name: "like/unlike",
   kind: "write",

@@ -33,4 +33,29 @@ describe("the typed configuration", () => {
   it("has a default for every setting, so no deployment must set any", () => {
     expect(ConfigSchema.safeParse({}).success).toBe(true);
   });
+
+  it("reads standing tiers as shares of the standard limits, and refuses a share outside (0, 1]", () => {
+    expect(config({ STANDING_TIERS: "low=0.2, new = 0.5" }).STANDING_TIERS).toEqual({ low: 0.2, new: 0.5 });
+    expect(config({}).STANDING_TIERS).toEqual({ low: 0.2 });
+    expect(() => config({ STANDING_TIERS: "low=2" })).toThrow(/STANDING_TIERS/);
+    expect(() => config({ STANDING_TIERS: "low" })).toThrow(/STANDING_TIERS/);
+  });
+
+  it("accepts only asymmetric algorithms from a key set, so a public key never serves as an HMAC secret", () => {
+    expect(config({ AUTH_ALGORITHMS: "RS256, ES256" }).AUTH_ALGORITHMS).toEqual(["RS256", "ES256"]);
+    expect(() => config({ AUTH_ALGORITHMS: "RS256,HS256" })).toThrow(/AUTH_ALGORITHMS/);
+    expect(() => config({ AUTH_ALGORITHMS: "" })).toThrow(/AUTH_ALGORITHMS/);
+  });
+
+  it("needs the issuer and the audience whenever a key set is configured", () => {
+    expect(() => config({ AUTH_JWKS_URL: "https://example.auth0.com/.well-known/jwks.json" })).toThrow(/AUTH_ISSUER.*AUTH_AUDIENCE/);
+    expect(() => config({ AUTH_SERVICE_JWKS: '{"keys":[]}', AUTH_ISSUER: "https://issuer/" })).toThrow(/AUTH_AUDIENCE/);
+    const settings = config({ AUTH_JWKS_URL: "https://example.auth0.com/.well-known/jwks.json", AUTH_ISSUER: "https://example.auth0.com/", AUTH_AUDIENCE: "plaudit" });
+    expect(settings.AUTH_USER_CLAIM).toBe("sub");
+  });
+
+  it("lists the addresses the per-IP limits never count", () => {
+    expect(config({}).IP_LIMIT_EXEMPT).toEqual(["127.0.0.1", "::1"]);
+    expect(config({ IP_LIMIT_EXEMPT: "" }).IP_LIMIT_EXEMPT).toEqual([]);
+  });
 });

@@ -8,6 +8,7 @@ import { itemObjectName, userObjectName } from "../../shared/object-names";
 import { ErrorResponse } from "../../shared/schemas";
 import worker from "../../workers/index";
 import { freshId, SECRETS } from "./helpers";
+import { newKey, type ProviderKey } from "./idp";
 
 // Bad input of every kind against the whole Worker. The users and items the
 // requests aim at are fixed, so the state a request could change is known
@@ -26,6 +27,10 @@ const b64 = (value: unknown) =>
   btoa(typeof value === "string" ? value : JSON.stringify(value)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
 
 const now = () => Math.floor(Date.now() / 1000);
+
+/** A key of the identity provider the workers project trusts, and one of a provider it does not (set in beforeAll). */
+let provider: ProviderKey;
+let stranger: ProviderKey;
 
 // ---- ids, as JSON values and as URL text ----
 
@@ -95,6 +100,21 @@ const token: fc.Arbitrary<() => Promise<string>> = fc.oneof(
   fc.constantFrom(...USERS).map((sub) => () => signJwt({ sub, exp: now() + 600 }, "not-the-secret")),
   fc.record({ sub: fc.oneof(idText, fc.jsonValue({ maxDepth: 1 })), exp: fc.oneof(fc.constant(now() + 600), fc.jsonValue({ maxDepth: 1 }), fc.constant(1e308)), role: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] })
     .map((claims) => () => signJwt(claims, SECRETS[0])),
+  { arbitrary: fc.constantFrom(...USERS).map((sub) => () => provider.sign(sub)), weight: 6 },
+  fc.record(
+    {
+      sub: fc.oneof(fc.constantFrom(...USERS), idText, fc.jsonValue({ maxDepth: 1 })),
+      iss: fc.oneof(fc.constant(env.AUTH_ISSUER), fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 1 })),
+      aud: fc.oneof(fc.constant(env.AUTH_AUDIENCE), fc.constant([env.AUTH_AUDIENCE, "other"]), fc.jsonValue({ maxDepth: 1 })),
+      exp: fc.oneof(fc.constant(now() + 600), fc.constant(now() - 1), fc.jsonValue({ maxDepth: 1 })),
+      nbf: fc.oneof(fc.constant(now() + 3600), fc.jsonValue({ maxDepth: 1 })),
+      iat: fc.oneof(fc.constant(now() + 3600), fc.jsonValue({ maxDepth: 1 })),
+      role: fc.jsonValue({ maxDepth: 1 }),
+    },
+    { requiredKeys: [] },
+  ).map((claims) => () => provider.sign(USERS[0]!, claims)),
+  fc.constantFrom(...USERS).map((sub) => () => stranger.sign(sub)),
+  fc.constantFrom(...USERS).map((sub) => () => provider.sign(sub, {}, { kid: "forged" })),
   fc.constantFrom(...USERS).map((sub) => async () => `${b64({ alg: "none", typ: "JWT" })}.${b64({ sub, exp: now() + 600 })}.`),
   fc.tuple(fc.jsonValue({ maxDepth: 2 }), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 50 })).map(([h, p, s]) => async () => `${b64(h)}.${b64(p)}.${s}`),
   fc.string({ maxLength: 200 }).map((s) => async () => s),
@@ -243,6 +263,8 @@ const describeCase = (c: Case, status: number) => `${c.method} ${c.path}${c.quer
 
 describe("bad input of every kind (fast-check, 1000 requests per property)", () => {
   beforeAll(async () => {
+    provider = await newKey("default", "ES256");
+    stranger = await newKey("fuzz-stranger");
     // One real like per user, so a rejected unlike would have something to remove.
     for (const sub of USERS) {
       const auth = `Bearer ${await signJwt({ sub, exp: now() + 600 }, SECRETS[0])}`;

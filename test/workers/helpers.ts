@@ -33,11 +33,12 @@ export async function tokenFor(
  * request through that loopback makes the next one slower (per-request cost
  * grows with the number of requests already made; workers-sdk issue 15446).
  */
-export function fetchWorker(request: Request): Promise<Response> {
-  return Promise.resolve(worker.fetch(request, env, createExecutionContext()));
+export function fetchWorker(request: Request, bindings: Env = env): Promise<Response> {
+  return Promise.resolve(worker.fetch(request, bindings, createExecutionContext()));
 }
 
-type CallOptions = { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> };
+/** `env` is another configuration of the same bindings (see withVars in idp.ts). */
+type CallOptions = { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; env?: Env; cf?: IncomingRequestCfProperties };
 
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<Response> {
   const headers = new Headers(options.headers);
@@ -47,7 +48,8 @@ export async function call(method: string, path: string, options: CallOptions = 
     body = JSON.stringify(options.body);
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   }
-  return fetchWorker(new Request(`http://plaudit.test${path}`, { method, headers, body }));
+  const request = new Request(`http://plaudit.test${path}`, { method, headers, body, ...(options.cf ? { cf: options.cf } : {}) });
+  return fetchWorker(request, options.env);
 }
 
 export async function json<T = any>(response: Response): Promise<T> {

@@ -37,6 +37,15 @@ describe("alert gauges", () => {
     ["consumer_lag", (r) => r.gauge("aggregator_lag_seconds", { queue: "events" }, 45)],
     ["drift", (r) => r.gauge("reconciliation_drift_ratio", {}, 0.02)],
     ["hot_items", (r) => r.count("shard_splits_total", {}, 5001)],
+    ["error_rate", (r) => (r.count("requests_total", { route: "/v1/like", method: "POST", status: "200" }, 990), r.count("requests_total", { route: "/v1/like", method: "POST", status: "503" }, 10))],
+    // Before queue_headroom: both read the messages sent, and this one must start quiet.
+    ["consumer_backlog", (r) => (r.count("queue_messages_total", { queue: "q", event: "sent" }, 20_000), r.count("queue_messages_total", { queue: "q", event: "consumed" }, 5_000))],
+    ["dead_letters", (r) => r.count("queue_messages_total", { queue: "q-dlq", event: "dead_lettered" }, 1)],
+    ["queue_headroom", (r) => r.count("queue_messages_total", { queue: "q", event: "sent" }, 10_000_000)],
+    ["d1_query_headroom", (r) => r.count("d1_queries_total", { caller: "/v1/counts", database: "0" }, 10_000_000)],
+    ["d1_size_headroom", (r) => r.gauge("d1_database_bytes", { database: "0" }, 9e9)],
+    ["objects_overloaded", (r) => r.count("object_overloaded_total", { object: "item_counter" }, 1)],
+    ["breaker_open", (r) => r.gauge("circuit_breaker_open", { dependency: "central" }, 1)],
   ])("%s fires once its threshold is crossed", async (name, record) => {
     expect(await alert(name)).toBe(0);
     await flush(record);

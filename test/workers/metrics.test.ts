@@ -105,11 +105,28 @@ describe("GET /metrics after a known sequence of calls", () => {
     expect(les.at(-1)).toBe("+Inf");
   });
 
-  it("exposes an alert gauge and threshold for each of the seven rules", () => {
+  it("exposes an alert gauge and threshold for each rule", () => {
     const names = after.find((f) => f.name === "plaudit_alert")!.samples.map((s) => s.labels.name).sort();
     expect(names).toEqual(
-      ["cache_hit_rate", "consumer_lag", "dedup_rate", "drift", "hot_items", "like_latency_p99", "read_latency_p99"].sort(),
+      [
+        "breaker_open",
+        "cache_hit_rate",
+        "consumer_backlog",
+        "consumer_lag",
+        "d1_query_headroom",
+        "d1_size_headroom",
+        "dead_letters",
+        "dedup_rate",
+        "drift",
+        "error_rate",
+        "hot_items",
+        "like_latency_p99",
+        "objects_overloaded",
+        "queue_headroom",
+        "read_latency_p99",
+      ].sort(),
     );
+    expect(sample(after, "plaudit_alert_threshold", { name: "error_rate" })).toBe(0.001);
     expect(sample(after, "plaudit_alert_threshold", { name: "like_latency_p99" })).toBe(0.1);
     expect(sample(after, "plaudit_alert_threshold", { name: "hot_items" })).toBe(5000);
   });

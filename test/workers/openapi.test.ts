@@ -99,9 +99,10 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(responses.MethodNotAllowed!.headers!)).toEqual(["Allow"]);
   });
 
-  it("declares a bearer JWT security scheme", async () => {
+  it("declares bearer JWT security schemes: a shared secret, or the identity provider's keys", async () => {
     expect((await served()).components.securitySchemes).toEqual({
       bearerAuth: expect.objectContaining({ type: "http", scheme: "bearer", bearerFormat: "JWT" }),
+      providerAuth: expect.objectContaining({ type: "http", scheme: "bearer", bearerFormat: "JWT" }),
     });
   });
 

@@ -25,13 +25,13 @@ export function headEmission(item: string, options: { seq?: number; counts?: Par
 }
 
 /** Hands a batch to the Worker's queue consumer and returns which messages it acked and retried. */
-export async function deliver(bodies: readonly unknown[], overrides: Partial<Env> = {}) {
+export async function deliver(bodies: readonly unknown[], overrides: Partial<Env> = {}, queue = "plaudit-events") {
   const batch = createMessageBatch(
-    "plaudit-events",
+    queue,
     bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
   );
   const ctx = createExecutionContext();
-  await worker.queue(batch, { ...env, ...overrides });
+  await worker.queue(batch, { ...env, ...overrides }, ctx);
   const result = await getQueueResult(batch, ctx);
   return { acked: [...result.explicitAcks].sort(), retried: result.retryMessages.map((m: { msgId: string }) => m.msgId).sort() };
 }

@@ -1,13 +1,17 @@
-import type { ToggleResult } from "../../shared/contracts";
+import type { ToggleLimits, ToggleResult } from "../../shared/contracts";
+import { config } from "../../shared/config";
 import { itemKey, zeroCounts, type ToggleCounter } from "../../shared/counters";
 import type { Context } from "hono";
 import { formatCount } from "../../shared/format";
 import { ItemRef, type LikeResponse, type SaveResponse } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
-import { ApiError } from "./errors";
 import { lastKnownCounts, readCounts, rememberCounts, type Runtime } from "./count-reader";
 import { userLikes } from "./objects";
+import { enforceWriteLimits } from "../limits/edge-limits";
+import { refused } from "../limits/refusals";
+import { botScore, standingOf } from "../limits/standing";
+import { tierLimits } from "../limits/tiers";
 import { readJson } from "./validation";
 import type { AppEnv } from "../types";
 
@@ -29,8 +33,12 @@ function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): Tog
 export function toggleHandler(counter: ToggleCounter, on: boolean) {
   return async (c: Context<AppEnv>) => {
     const ref = await readJson(c, ItemRef);
+    await enforceWriteLimits(c);
     const rt = { env: c.env, ctx: c.executionCtx };
-    const { status, count } = await setToggle(rt, c.get("principal").userId, ref, counter, on);
+    const principal = c.get("principal");
+    const standing = standingOf(principal, botScore(c.req.raw), config(c.env));
+    const limits = standing ? tierLimits(counter, standing.share, config(c.env)) : undefined;
+    const { status, count } = await setToggle(rt, principal.userId, ref, counter, on, limits);
     const flag = counter === "likes" ? "user_liked" : "user_saved";
     return c.json({ status, count, count_formatted: formatCount(count), [flag]: on } as LikeResponse | SaveResponse);
   };
@@ -49,16 +57,16 @@ export async function setToggle(
   ref: ItemRef,
   counter: ToggleCounter,
   on: boolean,
+  limits?: ToggleLimits,
 ): Promise<ToggleOutcome> {
   const key = itemKey(ref.item_type, ref.item_id);
   const result = await withRetries(
-    async (): Promise<ToggleResult> => await userLikes(rt.env, userId).toggle({ user: userId, item: key, counter, on }),
+    async (): Promise<ToggleResult> =>
+      await userLikes(rt.env, userId).toggle({ user: userId, item: key, counter, on, ...(limits ? { limits } : {}) }),
   );
   if (result.kind === "rate_limited") {
     metrics.count("toggle_outcomes_total", { counter, outcome: "rate_limited" });
-    throw new ApiError(429, "rate_limited", "Too many requests for this user; retry later.", {
-      retryAfter: result.retryAfter,
-    });
+    throw refused(limits ? "reputation" : "user", "Too many requests for this user; retry later.", result.retryAfter);
   }
   const status = outcomeName(counter, on, result.kind === "changed");
   metrics.count("toggle_outcomes_total", { counter, outcome: status });

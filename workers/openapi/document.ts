@@ -9,10 +9,11 @@ const DESCRIPTION = `Edge-first exact like counter: likes, unlikes, saves, views
 - JSON in, JSON out. Ids (\`user_id\`, \`item_id\`) are unsigned 64-bit integers as canonical decimal strings (\`"456"\`); in a body a safe JSON integer is accepted too.
 - Every error is \`{"error": "<code>", "message": "..."}\`, plus \`details\` (\`[{path, message}]\`, dotted paths) for validation errors and \`retry_after\` (seconds, also in \`Retry-After\`) for 429 and 503.
 - Checks run in this order and the first that fails answers: unknown path 404; known path with another method 405 (with \`Allow\`); missing or bad token 401; wrong role 403; body over 16 KiB 413; body not \`application/json\` 415; invalid body or query 400; rate limit 429.
-- Authentication: \`Authorization: Bearer <JWT>\` (HS256, with \`sub\` and \`exp\`). The user is the token's \`sub\`, never a body field. Service endpoints need \`role: "service"\`.
+- Authentication: \`Authorization: Bearer <JWT>\`, either HS256 with a secret shared with the host app or a token of the host's identity provider (RS256, ES256 or EdDSA, keys from its JWKS, with the configured \`iss\` and \`aud\`); \`exp\` is required. The user is the token's user claim (\`sub\` by default), never a body field. Service endpoints need a service token (\`role: "service"\` by default, or a token of a separate service key set). See docs/auth.md.
 - Unknown body fields are ignored.`;
 
 const BEARER = "bearerAuth";
+const PROVIDER = "providerAuth";
 
 const TAGS = [
   { name: "likes", description: "Per-user likes, exactly deduplicated" },
@@ -76,7 +77,7 @@ function operation(endpoint: Endpoint, components: SchemaComponents): JsonSchema
     tags: [endpoint.tag],
     summary: endpoint.summary,
     ...(endpoint.description || roleNote ? { description: `${endpoint.description ?? ""}${roleNote}`.trim() } : {}),
-    ...(endpoint.auth === "none" ? {} : { security: [{ [BEARER]: [] }] }),
+    ...(endpoint.auth === "none" ? {} : { security: [{ [BEARER]: [] }, { [PROVIDER]: [] }] }),
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(body
       ? {
@@ -135,7 +136,15 @@ function build(endpoints: readonly Endpoint[]): JsonSchema {
           type: "http",
           scheme: "bearer",
           bearerFormat: "JWT",
-          description: 'HS256 JWT with `sub` (the user id) and `exp`; `role: "service"` for service endpoints. `npm run token` mints one locally.',
+          description:
+            'HS256 JWT signed with a secret shared with the host app (`AUTH_SECRET`, rotation: the first signs, all verify), with `sub` (the user id) and `exp`; `role: "service"` for service endpoints. `npm run token` mints one locally.',
+        },
+        [PROVIDER]: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description:
+            "JWT of the host's identity provider (Auth0, Clerk, Keycloak, ...): RS256, ES256 or EdDSA (`AUTH_ALGORITHMS`), verified with the keys of its JWKS (`AUTH_JWKS_URL`), with the configured `iss` and `aud` and `exp`; the user is the `AUTH_USER_CLAIM` claim. See docs/auth.md.",
         },
       },
     },

@@ -34,6 +34,8 @@ import {
   OpenApiDocumentResponse,
   SaveResponse,
 } from "../../shared/schemas";
+import { config } from "../../shared/config";
+import { limitsView } from "../limits/tiers";
 import { LiveServerMessage } from "../../shared/live";
 import type { Endpoint } from "./endpoint";
 
@@ -233,14 +235,15 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: "/v1/admin/users/{user_id}",
     operationId: "adminUser",
     tag: "admin",
-    summary: "A user's undelivered changes",
-    description: "Operators' view of one user's object: changes the item side has not yet acknowledged.",
+    summary: "A user's undelivered changes and limits",
+    description:
+      "Operators' view of one user: changes the item side has not yet acknowledged, the per-user limits that can be in force (standard and each standing tier) and what selects them.",
     auth: "service",
     params: { schema: AdminUserParams, example: { user_id: "42" } },
     response: {
-      description: "The user's delivery backlog.",
+      description: "The user's delivery backlog and limits.",
       schema: AdminUserResponse,
-      examples: { settled: { user_id: "42", pending_deliveries: 0 } },
+      examples: { settled: { user_id: "42", pending_deliveries: 0, limits: limitsView(config({})) } },
     },
     errors: [503],
   },

@@ -1,20 +1,22 @@
 import { Hono } from "hono";
 import type { ItemDescription } from "../../shared/contracts";
+import { config } from "../../shared/config";
 import { itemKey } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
 import { AdminItemParams, AdminUserParams } from "../../shared/schemas";
 import { itemCounter, userLikes } from "../lib/objects";
 import { readParams } from "../lib/validation";
+import { limitsView } from "../limits/tiers";
 import { requireService } from "../middleware/auth";
 import type { AppEnv } from "../types";
 
 export const admin = new Hono<AppEnv>();
 
-/** Operators' view of one user's object: changes the item side has not yet acknowledged. */
+/** Operators' view of one user: changes the item side has not yet acknowledged, and the limits that can apply and why. */
 admin.get("/v1/admin/users/:user_id", requireService, async (c) => {
   const { user_id } = readParams(c, AdminUserParams);
   const pending = await withRetries(async () => await userLikes(c.env, user_id).pendingDeliveries());
-  return c.json({ user_id, pending_deliveries: pending });
+  return c.json({ user_id, pending_deliveries: pending, limits: limitsView(config(c.env)) });
 });
 
 /** Operators' view of one item: counts, whether it is hot, its children's last reports, its write rate. */

@@ -13,7 +13,7 @@ const HUB_ATTEMPTS = 3;
 
 /**
  * Opens a live socket (public: counts are public; privacy rules apply per
- * item in the hub; opening counts against the per-IP read limit). The socket lands on a random hub of LIVE_HUBS, so a
+ * item in the hub; opening counts against the per-address read limit). The socket lands on a random hub of LIVE_HUBS, so a
  * million watchers of one item spread evenly over them (about 15,600 each at
  * the default 64) and none nears the 32,768 sockets an object may hold.
  */

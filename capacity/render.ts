@@ -1,0 +1,161 @@
+// docs/capacity.md, computed: every figure comes from the inputs; only the
+// sentences around the tables are written here.
+import { evaluate, HEADROOM, limitsCrossed, storageGb, tierShape, type Measured, type Prices, type ShapeResult, type Workload } from "./model";
+
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+const usd = (n: number) => `$${n >= 100 ? int(n) : n.toFixed(2)}`;
+const num = (n: number) => (n >= 100 ? int(n) : n >= 1 ? n.toFixed(2) : n.toPrecision(2));
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}
+
+function largest(result: ShapeResult): { component: string; monthlyUsd: number; share: number } {
+  const top = [...result.costs].sort((a, b) => b.monthlyUsd - a.monthlyUsd)[0]!;
+  return { ...top, share: top.monthlyUsd / result.totalUsd };
+}
+
+export function renderCapacity(w: Workload, m: Measured, p: Prices): string {
+  const shapes = w.shapes.map((shape) => evaluate(shape, w, m, p));
+  const [average, peak] = shapes as [ShapeResult, ShapeResult];
+  const tiers = w.tiers.map((tier) => ({ tier, result: evaluate(tierShape(tier, w), w, m, p) }));
+  const storage = storageGb(w);
+  const top = largest(average);
+  const rowsPerWrite = m.perWrite.rowsWritten + m.perWrite.alarmsSet;
+  const rowsLine = average.costs.find((c) => c.component === "Durable Objects rows written")!;
+  const out: string[] = [];
+
+  out.push(`# Capacity and cost at the customer's load
+
+Computed by \`npm run capacity\` from three inputs: the counted cost of one
+like and of one feed (\`capacity/measured.json\`, from ${m.source}), the
+customer's load and this model's assumptions (\`capacity/workload.json\`), and
+list prices and limits (\`capacity/prices.json\`, ${p.retrieved}, each with its
+source). Edit an input and run the command again; a test fails when this page
+no longer matches them. Every resource is sized to stay under
+${Math.round(HEADROOM * 100)} % of its limit.`);
+
+  out.push(`## Answers
+
+- **Monthly cost at ${int(average.shape.likesPerSecond)} likes/s on average: ${usd(average.totalUsd)}**; sized for the
+  ${int(peak.shape.likesPerSecond)}/s peak the month would cost ${usd(peak.totalUsd)} if the peak lasted all month
+  (usage-billed parts follow the average; only ScyllaDB's cores are bought for the peak).
+- **The largest cost line is ${top.component}: ${usd(top.monthlyUsd)} a month, ${Math.round(top.share * 100)} % of the total.**
+  ${
+    top.component === "Durable Objects rows written"
+      ? `A like writes ${num(rowsPerWrite)} billed rows (SQLite rows plus setAlarm calls) at $1.00 per million, against
+  $0.15 per million object requests: each row cut from a like saves ${usd(rowsLine.monthlyUsd / rowsPerWrite)} a month at the average load.
+  What would cut it: fewer rows per like (docs/benchmarks.md lists each row a like writes and why it is needed),
+  and edges kept only on the user side for items that never need a likers list.`
+      : `See the per-component table below for what it is made of.`
+  }
+- **The first limit each tier hits** is in the tier table below, with how far past it the tier goes.`);
+
+  out.push(`## What one operation costs (measured)
+
+${table(
+  ["per like or unlike", "value"],
+  [
+    ["Worker requests", num(m.perWrite.workerRequests)],
+    ["Durable Object calls", num(m.perWrite.objectCalls)],
+    ["storage commits", num(m.perWrite.commits)],
+    ["SQLite rows written", num(m.perWrite.rowsWritten)],
+    ["setAlarm calls (billed as rows)", num(m.perWrite.alarmsSet)],
+    ["queue messages", num(m.perWrite.queueMessages)],
+    ["D1 queries (aggregator)", num(m.perWrite.d1Queries)],
+    ["D1 rows written", num(m.perWrite.d1RowsWritten)],
+    ["central-store writes", num(m.perWrite.centralWrites)],
+  ],
+)}
+
+${table(
+  ["per feed of 50 that misses every cache", "value"],
+  [
+    ["Durable Object calls", num(m.perFeedMiss.objectCalls)],
+    ["D1 queries", num(m.perFeedMiss.d1Queries)],
+    ["D1 rows read", num(m.perFeedMiss.d1RowsRead)],
+  ],
+)}`);
+
+  out.push(`## Rates and resources per load shape
+
+${table(
+  ["", ...shapes.map((s) => s.shape.name)],
+  [
+    ["likes/s", ...shapes.map((s) => int(s.shape.likesPerSecond))],
+    ["unlikes/s", ...shapes.map((s) => int(s.shape.unlikesPerSecond))],
+    ["count reads/s", ...shapes.map((s) => int(s.shape.countReadsPerSecond))],
+    ["feeds/s (50 counts each)", ...shapes.map((s) => int(s.rates.feeds))],
+    ["Worker requests/s", ...shapes.map((s) => int(s.rates.workerRequests))],
+    ["object requests/s", ...shapes.map((s) => int(s.rates.objectRequests))],
+    ["object rows written/s", ...shapes.map((s) => int(s.rates.objectRowsWritten))],
+    ["queue messages/s", ...shapes.map((s) => int(s.rates.queueMessages))],
+    ["queue operations/s", ...shapes.map((s) => int(s.rates.queueOperations))],
+    ["D1 queries/s", ...shapes.map((s) => int(s.rates.d1Queries))],
+    ["D1 rows written/s", ...shapes.map((s) => int(s.rates.d1RowsWritten))],
+    ["D1 rows read/s", ...shapes.map((s) => int(s.rates.d1RowsRead))],
+    ["central-store writes/s", ...shapes.map((s) => int(s.rates.centralWrites))],
+    ["queues Q", ...shapes.map((s) => int(s.needs.queues))],
+    ["D1 databases K (for queries / for storage)", ...shapes.map((s) => `${int(s.needs.d1Databases)} (${int(s.needs.d1ByQueries)} / ${int(s.needs.d1ByStorage)})`)],
+    ["ScyllaDB cores", ...shapes.map((s) => int(s.needs.scyllaCores))],
+    [`one item's ceiling at N = ${m.hotShards}`, ...shapes.map((s) => `${int(s.needs.hotItemCeiling)} writes/s`)],
+  ],
+)}
+
+Stored data: ${int(storage.objects)} GB of edges in the objects (each edge once in
+the user's object and once in the item's), ${int(storage.d1)} GB of counts in D1,
+${int(storage.central)} GB of edges in the central store before replication.`);
+
+  out.push(`## Monthly cost per component
+
+${table(
+  ["component", ...shapes.map((s) => s.shape.name)],
+  [
+    ...average.costs.map((line, i) => [line.component, ...shapes.map((s) => usd(s.costs[i]!.monthlyUsd))]),
+    ["**total**", ...shapes.map((s) => `**${usd(s.totalUsd)}**`)],
+  ],
+)}`);
+
+  out.push(`## Next to the customer's tiers
+
+A tier is sized for its like rate at peak and billed on its average
+(${w.assumptions.tierAverageToPeak.value} of peak, the customer's own average-to-peak ratio); reads and unlikes
+keep the average shape's proportions, and its stored data is the customer's data set scaled by its
+peak over the customer's ${int(w.dataSetPeakLikesPerSecond)}/s.
+
+${table(
+  ["tier (likes/s at peak)", "their servers", "their cost/month", "plaudit cost/month", "Q", "K", "Scylla cores", "first limit hit (load / limit)"],
+  tiers.map(({ tier, result }) => {
+    const first = limitsCrossed(result, w, p)[0]!;
+    return [
+      int(tier.likesPerSecond),
+      tier.servers,
+      usd(tier.monthlyUsd),
+      usd(result.totalUsd),
+      int(result.needs.queues),
+      int(result.needs.d1Databases),
+      int(result.needs.scyllaCores),
+      `${first.limit} (${num(first.ratio)}x)`,
+    ];
+  }),
+)}
+
+Their latency targets (write p99 ${w.tiers.map((t) => `${t.writeP99Ms}`).join(", ")} ms; read p99
+${w.tiers.map((t) => `${t.readP99Ms}`).join(", ")} ms) are not modelled here: latency is what
+\`npm run bench\` measures against the runtime's own reference Workers.`);
+
+  out.push(`## Assumptions
+
+${table(
+  ["assumption", "value", "why"],
+  Object.entries(w.assumptions).map(([name, a]) => [name, String(a.value), a.why]),
+)}
+
+Prices and limits marked "assumption" in \`capacity/prices.json\` are not
+published list prices. The measured costs come from one machine's local
+runtime, where a like's item side is coalesced under that load; at a larger
+load coalescing only improves, so the per-like figures are an upper bound.`);
+
+  return out.join("\n\n") + "\n";
+}
