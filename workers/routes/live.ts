@@ -12,10 +12,11 @@ export const live = new Hono<AppEnv>();
 const HUB_ATTEMPTS = 3;
 
 /**
- * Opens a live socket (public: counts are public; privacy rules apply per
- * item in the hub; opening counts against the per-address read limit). The socket lands on a random hub of LIVE_HUBS, so a
- * million watchers of one item spread evenly over them (about 15,600 each at
- * the default 64) and none nears the 32,768 sockets an object may hold.
+ * Opens a live socket. Public: counts are public, privacy rules apply per
+ * item in the hub, and opening counts against the per-address read limit.
+ * The socket lands on a random hub of LIVE_HUBS, so a million watchers of one
+ * item spread evenly over them (about 15,600 each at the default 64) and none
+ * nears the 32,768 sockets an object may hold.
  */
 live.get("/v1/live", readLimit, async (c) => {
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
