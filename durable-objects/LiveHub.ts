@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
-import { liveKeys, LiveClientMessage, MAX_LIVE_ITEMS, packItems, unpackItems, type LiveServerMessage, type LiveUpdate } from "../shared/live";
+import { liveKeys, LiveClientMessage, MAX_LIVE_FRAME_BYTES, MAX_LIVE_ITEMS, packItems, unpackItems, type LiveServerMessage, type LiveUpdate } from "../shared/live";
 import { log } from "../shared/log";
 import { backoffMs } from "../shared/retries";
 import { visibility } from "../shared/visibility";
@@ -58,6 +58,10 @@ export class LiveHub extends DurableObject<Env> {
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if ((typeof message === "string" ? new TextEncoder().encode(message) : message).byteLength > MAX_LIVE_FRAME_BYTES) {
+      send(ws, { type: "error", error: "payload_too_large", message: `A message must be at most ${MAX_LIVE_FRAME_BYTES} bytes.` });
+      return;
+    }
     const request = parseClientMessage(message);
     if (!request.success) {
       send(ws, { type: "error", error: "invalid_request", message: "The message is not a valid subscribe or unsubscribe request.", details: request.details });

@@ -4,6 +4,8 @@ import { ItemRef, MAX_BATCH_ITEMS } from "./schemas";
 
 /** Most items one live socket may watch at once. */
 export const MAX_LIVE_ITEMS = MAX_BATCH_ITEMS;
+/** A client frame is held to the API's body limit: 100 items fit in well under a third of it. */
+export const MAX_LIVE_FRAME_BYTES = 16 * 1024;
 
 /** What a client sends on a live socket (text frames, JSON). A bare `ping` is answered `pong` without waking anything. */
 export const LiveClientMessage = z.discriminatedUnion("type", [

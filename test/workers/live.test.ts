@@ -102,6 +102,8 @@ describe("GET /v1/live", () => {
     const socket = await openLive();
     socket.ws.send("not json");
     expect(await socket.next("error")).toMatchObject({ error: "invalid_request" });
+    socket.ws.send(JSON.stringify({ type: "subscribe", items: [], padding: "x".repeat(16 * 1024) }));
+    expect(await socket.next("error")).toMatchObject({ error: "payload_too_large" });
     socket.ws.send(JSON.stringify({ type: "subscribe", items: [{ item_id: "007", item_type: "post" }] }));
     expect(await socket.next("error")).toMatchObject({ error: "invalid_request", details: [{ path: "items.0.item_id" }] });
     const many = Array.from({ length: 100 }, () => ({ item_id: freshId(), item_type: "post" }));
