@@ -9,7 +9,7 @@ import { metrics } from "../metrics/recorder";
 import { writeRegistrations } from "./lib/live-registry";
 
 /** Below the platform's 32,768 WebSockets per object, so a hub that says "room left" has it. */
-const MAX_SOCKETS_PER_HUB = 32_000;
+export const MAX_SOCKETS_PER_HUB = 32_000;
 /** Registry writes that fail are retried this many times, then left to the next change of the hub's items. */
 const REGISTRY_ATTEMPTS = 5;
 
@@ -30,6 +30,8 @@ const REGISTRY_ATTEMPTS = 5;
  * last sent for its item (a redelivered snapshot) is dropped.
  */
 export class LiveHub extends DurableObject<Env> {
+  /** Test hook: how many sockets this hub takes before it answers "full". */
+  readonly limits = { maxSockets: MAX_SOCKETS_PER_HUB };
   readonly #hub: number | null;
   readonly #watchers = new Map<string, Set<WebSocket>>();
   /** Items this hub's D1 rows name (believed): after a wake, the items its sockets watch. */
@@ -50,7 +52,7 @@ export class LiveHub extends DurableObject<Env> {
 
   /** Accepts one upgraded socket, or answers 503 when the hub is full (the Worker then tries another hub). */
   override async fetch(): Promise<Response> {
-    if (this.ctx.getWebSockets().length >= MAX_SOCKETS_PER_HUB) return new Response(null, { status: 503 });
+    if (this.ctx.getWebSockets().length >= this.limits.maxSockets) return new Response(null, { status: 503 });
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server);
     server.serializeAttachment("");

@@ -1,4 +1,7 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { MAX_SOCKETS_PER_HUB, type LiveHub } from "../../durable-objects/LiveHub";
+import { config } from "../../shared/config";
 import { describe, expect, it, vi } from "vitest";
 import type { LiveServerMessage } from "../../shared/live";
 import { call, fetchWorker, freshId, json } from "./helpers";
@@ -112,6 +115,24 @@ describe("GET /v1/live", () => {
     socket.ws.send(JSON.stringify({ type: "subscribe", items: [{ item_id: freshId(), item_type: "post" }] }));
     expect(await socket.next("error")).toMatchObject({ error: "invalid_request", message: expect.stringContaining("at most 100") });
     socket.ws.close(1000);
+  });
+});
+
+describe("full hubs", () => {
+  it("answer 503 with Retry-After when every hub tried is full, and the socket opens again once they have room", async () => {
+    const hubs = Array.from({ length: config(env).LIVE_HUBS }, (_, n) => env.LIVE_HUB.get(env.LIVE_HUB.idFromName(`hub:${n}`)));
+    const setRoom = (maxSockets: number) =>
+      Promise.all(hubs.map((hub) => runInDurableObject(hub, (instance: LiveHub) => void (instance.limits.maxSockets = maxSockets))));
+    await setRoom(0);
+    try {
+      const res = await fetchWorker(new Request("http://plaudit.test/v1/live", { headers: { upgrade: "websocket" } }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect(await json(res)).toMatchObject({ error: "unavailable" });
+    } finally {
+      await setRoom(MAX_SOCKETS_PER_HUB);
+    }
+    (await watching([`post:${freshId()}`])).ws.close(1000);
   });
 });
 
