@@ -22,11 +22,12 @@ import { removeStateDir, startServer, type LocalServer } from "./lib/server";
 import { ItemPicker, seededRandom } from "./lib/zipf";
 import type { Operation, RunContext } from "./scenarios/operations";
 import { pick, SCENARIOS, seedLike } from "./scenarios/index";
+import { isLiveRun, runLiveBench } from "./scenarios/live";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 const USAGE = `usage: npm run bench -- [options]
-  --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write)
+  --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write), or live (own options: bench/scenarios/live.ts)
   --seconds N            timed phase length (default 20)
   --connections N        concurrent requests (default 16)
   --users N              simulated users, each sequential (default 200)
@@ -330,4 +331,4 @@ async function settleAndConverge(ctx: RunContext, tokens: ReadonlyMap<string, st
   return await awaitConvergence(ctx.http, ctx.model, seconds * 1000);
 }
 
-process.exitCode = await main();
+process.exitCode = isLiveRun(process.argv) ? await runLiveBench(process.argv.slice(2), join(root, "bench", "results")) : await main();

@@ -11,6 +11,7 @@ import { applyEdge, EDGES_TABLE, hasEdge } from "./lib/edge-store";
 import { EMITTER_SCHEMA, Emitter, type EmissionState } from "./lib/emitter";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
+import { UniqueViewers } from "./lib/unique-viewers";
 import { WriteRate } from "./lib/write-rate";
 
 const MIGRATIONS: readonly Migration[] = [
@@ -43,6 +44,7 @@ const MIGRATIONS: readonly Migration[] = [
     `,
   },
   { id: 4, sql: EMITTER_SCHEMA },
+  { id: 5, sql: "CREATE TABLE unique_viewers (id INTEGER PRIMARY KEY CHECK (id = 1), sketch BLOB NOT NULL);" },
 ];
 
 /** Views and shares are persisted at most this often: one commit for many events. */
@@ -100,6 +102,7 @@ export class ItemCounter extends DurableObject<Env> {
   #dirty = new Set<EventCounter>();
   #pendingKeys = new Map<string, number>();
   #eventPersistScheduled = false;
+  readonly #viewers = new UniqueViewers(this.ctx.storage.sql, () => this.#schema.ready);
   readonly #applies = new CommitBatcher<readonly EdgeChange[], ApplyResult>((batch) => this.#commitApplies(batch));
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -113,6 +116,7 @@ export class ItemCounter extends DurableObject<Env> {
       ready: () => this.#schema.ready,
       identity: () => (name ? { name, item: name } : null),
       counts: () => this.#total(),
+      snapshotExtras: () => ({ unique_viewers: this.#viewers.estimate() }),
     });
     if (!this.#schema.ready) return;
     const sql = ctx.storage.sql;
@@ -205,6 +209,7 @@ export class ItemCounter extends DurableObject<Env> {
     for (const [counter, n] of Object.entries(batch.counts) as [EventCounter, number][]) {
       if (n > 0) this.#addEvent(counter, n);
     }
+    if (batch.viewers) this.#viewers.merge(batch.viewers);
     for (const { counter, key } of batch.keyed) {
       if (this.#seen(key, now)) continue;
       this.#pendingKeys.set(key, now + IDEMPOTENCY_WINDOW_MS);
@@ -268,6 +273,7 @@ export class ItemCounter extends DurableObject<Env> {
     const now = Date.now();
     return {
       counts: this.#total(),
+      seq: this.emitter.state().seq,
       hot: this.#hot,
       shards: this.#shards,
       children: [...this.#children]
@@ -376,6 +382,7 @@ export class ItemCounter extends DurableObject<Env> {
           PRUNE_BATCH,
         );
       }
+      this.#viewers.persist();
       if (touched.size > 0) this.emitter.recordCounts();
       if (flip) this.#writePlacement(flip);
     });

@@ -21,6 +21,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_outbox_delivered_total: "Outbox changes acknowledged by their receiver, by object kind.",
   plaudit_queue_messages_total: "Queue messages by queue and event (sent, consumed, retried, dead_lettered).",
   plaudit_aggregator_lag_seconds: "Age of the oldest change the aggregator has not yet written to the stores.",
+  plaudit_live_messages_sent_total: "Count messages live hubs sent to their sockets (one per socket per tick with changes).",
+  plaudit_live_publish_calls_total: "Calls from the aggregator to live hubs, each carrying one batch's changed items the hub watches.",
   plaudit_object_overloaded_total: "Calls to Durable Objects refused as overloaded, by object kind (never retried).",
   plaudit_circuit_breaker_open: "1 while a dependency's circuit breaker is open (calls to it are not made), else 0; by dependency.",
   plaudit_d1_database_bytes: "Size of a D1 database as its last write reported it, by database.",

@@ -122,6 +122,14 @@ export const ConfigSchema = z.object({
   SHARD_MAP_TTL_MS: numberVar(5_000),
   /** How often an isolate sends the views and shares it gathered to the items. */
   EVENT_FLUSH_MS: numberVar(1_000),
+  /**
+   * Live counts: sockets are spread over LIVE_HUBS hub objects (each holds at
+   * most 32,000), and a hub sends what changed at most once per LIVE_TICK_MS.
+   * WARNING: lowering LIVE_HUBS strands the registrations of the hubs dropped
+   * until their sockets reconnect; raise it freely.
+   */
+  LIVE_HUBS: numberVar(64, 1).transform(Math.floor),
+  LIVE_TICK_MS: numberVar(250),
   /** "true" lets anyone read GET /metrics (a scraper on a private network); otherwise it needs a service token. */
   METRICS_PUBLIC: flag,
   /** Requests slower than this are logged, one JSON line each. */

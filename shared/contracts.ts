@@ -1,5 +1,6 @@
 import type { Counts, EventCounter, ToggleCounter } from "./counters";
 import type { Placement } from "./placement";
+import type { ViewerPayload } from "./viewer-batch";
 
 // The RPC contract of the Durable Objects: what the Worker and the objects
 // say to each other. Pure types, so the Worker (above) and the objects
@@ -25,6 +26,8 @@ export type EventBatch = {
   counts: Partial<Record<EventCounter, number>>;
   /** Events sent with an Idempotency-Key: each counts once per key within 24 hours. */
   keyed: readonly { counter: EventCounter; key: string }[];
+  /** The distinct users who viewed the item in this batch, for its unique-viewer sketch. */
+  viewers?: ViewerPayload;
 };
 
 /**
@@ -39,6 +42,8 @@ export type ApplyResult = { status: "applied"; counts: Counts | null } | { statu
 
 export type ItemDescription = {
   counts: Counts;
+  /** The count snapshot's sequence number: the version D1 and the central store hold once the pipeline caught up. */
+  seq: number;
   hot: boolean;
   shards: number;
   children: { index: number; likes: number; saves: number; seq: number; writes: number; reported_at: string }[];

@@ -32,6 +32,8 @@ export type EmittedEdge = z.infer<typeof EmittedEdge>;
 export const CountSnapshot = z.object({
   seq: z.number().int().positive(),
   counts: z.object(Object.fromEntries(COUNTER_TYPES.map((c) => [c, Count])) as Record<(typeof COUNTER_TYPES)[number], typeof Count>),
+  /** The head's HyperLogLog estimate of distinct viewers (absent from emitters that predate it). */
+  unique_viewers: Count.optional(),
 });
 export type CountSnapshot = z.infer<typeof CountSnapshot>;
 

@@ -8,11 +8,21 @@ export const MAX_BATCH_ITEMS = 100;
 export const ItemRef = z.object({ item_id: U64Id, item_type: ItemType });
 export type ItemRef = z.infer<typeof ItemRef>;
 
-export const CountQuery = z.object({ item_id: U64IdText, item_type: ItemType });
+/** `true` or `false` in a query string. */
+const QueryFlag = z.enum(["true", "false"]).optional().transform((v) => v === "true");
+
+const UniqueViewersFlag = { description: "Also answer each item's unique viewers (a HyperLogLog estimate, 0.81 % standard error)" };
+
+export const CountQuery = z.object({
+  item_id: U64IdText,
+  item_type: ItemType,
+  unique_viewers: QueryFlag.meta(UniqueViewersFlag),
+});
 
 export const CountsRequest = z.object({
   items: z.array(ItemRef).min(1).max(MAX_BATCH_ITEMS),
   counter_types: z.array(CounterTypeSchema).min(1).optional(),
+  unique_viewers: z.boolean().optional().meta(UniqueViewersFlag),
 });
 
 export const HasLikedRequest = z.object({
@@ -59,6 +69,7 @@ export const CountsObject = z.object({
   views: Count,
   shares: Count,
   saves: Count,
+  unique_viewers: Count.optional().meta({ description: "Distinct users who viewed the item (estimate); only when asked for" }),
 });
 
 export const CountResponse = z.object({
@@ -130,6 +141,9 @@ export const AdminItemResponse = z.object({
   item_id: z.string(),
   item_type: ItemType,
   counts: CountsObject,
+  seq: z.number().int().nonnegative().meta({
+    description: "The count snapshot's version; D1 and the central store hold it once the pipeline has caught up",
+  }),
   hot: z.boolean().meta({ description: "New likes and saves go to the item's children" }),
   shards: z.number().int().nonnegative().meta({ description: "The item's N; 0 before its first hot period" }),
   children: z.array(
@@ -191,3 +205,33 @@ export const DashboardData = z.object({
   hot_items: z.array(DashboardHotItem).max(10),
   alerts: z.array(DashboardAlert),
 });
+
+/** Most days `GET /v1/history` answers at once. */
+export const MAX_HISTORY_DAYS = 366;
+
+export const HistoryQuery = z.object({
+  item_id: U64IdText,
+  item_type: ItemType,
+  days: z
+    .string()
+    .regex(/^[1-9][0-9]{0,2}$/, `must be a whole number from 1 to ${MAX_HISTORY_DAYS}`)
+    .transform(Number)
+    .refine((n) => n <= MAX_HISTORY_DAYS, `must be a whole number from 1 to ${MAX_HISTORY_DAYS}`)
+    .optional()
+    .transform((n) => n ?? 30)
+    .meta({ description: `Days to answer, ending today (UTC); default 30, at most ${MAX_HISTORY_DAYS}` }),
+});
+
+const HistoryCounts = z.object({ likes: z.number().int(), saves: z.number().int(), views: z.number().int(), shares: z.number().int() });
+
+export const HistoryDay = HistoryCounts.extend({
+  date: z.iso.date().meta({ description: "The UTC day" }),
+  totals: HistoryCounts.meta({ description: "The item's counts at the end of the day (now, for today)" }),
+}).meta({ description: "The day's change of each count (net: likes minus unlikes), and the totals at its end" });
+
+export const HistoryResponse = z.object({
+  item_id: z.string(),
+  item_type: ItemType,
+  days: z.array(HistoryDay).meta({ description: "One entry per day, oldest first, today last" }),
+});
+export type HistoryResponse = z.infer<typeof HistoryResponse>;

@@ -9,8 +9,10 @@ import { dashboard } from "./routes/dashboard";
 import { docs } from "./routes/docs";
 import { events } from "./routes/events";
 import { hasLiked } from "./routes/has-liked";
+import { history } from "./routes/history";
 import { health } from "./routes/health";
 import { likes } from "./routes/likes";
+import { live } from "./routes/live";
 import { metricsRoute } from "./routes/metrics";
 import { openapi } from "./routes/openapi";
 import { saves } from "./routes/saves";
@@ -32,6 +34,8 @@ app.route("/", openapi);
 app.route("/", docs);
 app.route("/", metricsRoute);
 app.route("/", dashboard);
+app.route("/", live);
+app.route("/", history);
 
 /** A known path asked with another method is a 405 naming the methods it has; anything else a 404. */
 function allowedMethods(path: string): string[] {

@@ -5,6 +5,7 @@ import { scheduled } from "./scheduled";
 
 export { ItemCounter } from "../durable-objects/ItemCounter";
 export { ItemShard } from "../durable-objects/ItemShard";
+export { LiveHub } from "../durable-objects/LiveHub";
 export { MetricsAccumulator } from "../durable-objects/MetricsAccumulator";
 export { UserLikes } from "../durable-objects/UserLikes";
 

@@ -7,6 +7,7 @@ import {
   EMISSION_VERSION,
   MAX_MESSAGE_BYTES,
   MAX_SEND_BATCH,
+  type CountSnapshot,
   type Emission,
   type EmittedEdge,
   type Origin,
@@ -55,6 +56,8 @@ export type EmitterOptions = {
   identity: () => { name: string; item: string } | null;
   /** The item's total counts: heads only. Children never emit counts, theirs are partial. */
   counts?: () => Counts;
+  /** What a head's snapshot carries beyond its counts (its unique viewers). */
+  snapshotExtras?: () => Omit<CountSnapshot, "seq" | "counts">;
 };
 
 export type EmissionState = {
@@ -251,7 +254,7 @@ export class Emitter {
     const messages = packEmission(
       { ns: this.options.ns, name: identity.name },
       identity.item,
-      snapshotDue && counts ? { seq, counts } : null,
+      snapshotDue && counts ? { seq, counts, ...this.options.snapshotExtras?.() } : null,
       edges,
       () => `${this.#boot}.${++this.#nextEmission}`,
     );

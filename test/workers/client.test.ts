@@ -10,14 +10,18 @@ import {
   type CountsResult,
   type ErrorBody,
   type HasLikedResult,
+  type HistoryResult,
   type ItemRef,
   type LikeResult,
+  type LiveMessage,
 } from "../../clients/typescript/src/index";
+import type { LiveServerMessage } from "../../shared/live";
 import type {
   CountResponse,
   CountsResponse,
   ErrorResponse,
   HasLikedResponse,
+  HistoryResponse,
   ItemRef as ItemRefSchema,
   LikeResponse,
 } from "../../shared/schemas";
@@ -254,6 +258,8 @@ describe("the TypeScript client against the Worker", () => {
     expectTypeOf<CountResult>().toEqualTypeOf<z.output<typeof CountResponse>>();
     expectTypeOf<CountsResult>().toEqualTypeOf<z.output<typeof CountsResponse>>();
     expectTypeOf<HasLikedResult>().toEqualTypeOf<z.output<typeof HasLikedResponse>>();
+    expectTypeOf<HistoryResult>().toEqualTypeOf<z.output<typeof HistoryResponse>>();
+    expectTypeOf<LiveMessage>().toEqualTypeOf<z.output<typeof LiveServerMessage>>();
     expectTypeOf<ErrorBody>().toEqualTypeOf<z.output<typeof ErrorResponse>>();
     expectTypeOf<ItemRef>().toEqualTypeOf<z.input<typeof ItemRefSchema>>();
   });

@@ -39,7 +39,8 @@ async function exampleRequest(endpoint: (typeof ENDPOINTS)[number], token?: stri
   const path = endpoint.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(endpoint.params!.example[name]!));
   const query = endpoint.query ? `?${new URLSearchParams(endpoint.query.example)}` : "";
   const body = endpoint.body ? Object.values(endpoint.body.examples)[0] : undefined;
-  return call(endpoint.method.toUpperCase(), `${path}${query}`, { ...(token ? { token } : {}), ...(body ? { body } : {}) });
+  const headers = endpoint.upgrade ? { headers: { upgrade: "websocket" } } : {};
+  return call(endpoint.method.toUpperCase(), `${path}${query}`, { ...(token ? { token } : {}), ...(body ? { body } : {}), ...headers });
 }
 
 describe("GET /openapi.json", () => {
@@ -79,6 +80,7 @@ describe("GET /openapi.json", () => {
         "unauthorized",
         "unavailable",
         "unsupported_media_type",
+        "upgrade_required",
       ].sort(),
     );
     for (const content of byCode) {
@@ -138,6 +140,12 @@ describe("GET /openapi.json", () => {
     const token = await tokenFor(freshId(), { role: "service" });
     for (const endpoint of ENDPOINTS) {
       const res = await exampleRequest(endpoint, token);
+      if (endpoint.upgrade) {
+        expect(res.status, `${endpoint.method} ${endpoint.path}`).toBe(101);
+        res.webSocket!.accept();
+        res.webSocket!.close(1000);
+        continue;
+      }
       expect(res.status, `${endpoint.method} ${endpoint.path}`).toBe(200);
       const body = endpoint.response.contentType?.startsWith("text/") ? await res.text() : await res.json();
       const parsed = endpoint.response.schema.safeParse(body);

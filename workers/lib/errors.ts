@@ -9,7 +9,7 @@ export type ErrorDetail = { path: string; message: string };
  */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 405 | 413 | 415 | 429 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 405 | 413 | 415 | 426 | 429 | 500 | 503,
     readonly code: string,
     message: string,
     readonly extra: { details?: ErrorDetail[]; retryAfter?: number; headers?: Record<string, string> } = {},

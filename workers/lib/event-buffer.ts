@@ -3,10 +3,11 @@ import type { EventBatch } from "../../shared/contracts";
 import { config } from "../../shared/config";
 import type { EventCounter } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
+import { ViewerBatch } from "../../shared/viewer-batch";
 import { rememberCounts, type Runtime } from "./count-reader";
 import { itemCounter } from "./objects";
 
-type Pending = { counts: Record<EventCounter, number>; keyed: Map<string, EventCounter> };
+type Pending = { counts: Record<EventCounter, number>; keyed: Map<string, EventCounter>; viewers: ViewerBatch };
 
 /** Gives up re-sending a batch after this many failed flushes, so a dead item cannot pin memory. */
 const MAX_FLUSH_ATTEMPTS = 5;
@@ -23,12 +24,13 @@ let flushScheduled = false;
  * Returns false when an event with the same idempotency key is already waiting
  * here (the item side dedups keys across isolates and flushes).
  */
-export function recordEvent(rt: Runtime, key: string, counter: EventCounter, idempotencyKey?: string): boolean {
+export function recordEvent(rt: Runtime, key: string, counter: EventCounter, idempotencyKey?: string, viewer?: string): boolean {
   let entry = pending.get(key);
   if (!entry) {
-    entry = { counts: { views: 0, shares: 0 }, keyed: new Map(), attempts: 0 };
+    entry = { counts: { views: 0, shares: 0 }, keyed: new Map(), viewers: new ViewerBatch(), attempts: 0 };
     pending.set(key, entry);
   }
+  if (viewer !== undefined) entry.viewers.add(viewer);
   if (idempotencyKey !== undefined) {
     if (entry.keyed.has(idempotencyKey)) return false;
     entry.keyed.set(idempotencyKey, counter);
@@ -58,6 +60,7 @@ export async function flushEvents(rt: Runtime): Promise<void> {
       const events: EventBatch = {
         counts: entry.counts,
         keyed: [...entry.keyed].map(([k, counter]) => ({ counter, key: k })),
+        viewers: entry.viewers.payload(),
       };
       try {
         const counts = await withRetries(async () => await itemCounter(rt.env, key).addEvents(events));
@@ -78,6 +81,7 @@ function requeue(rt: Runtime, key: string, failed: Pending & { attempts: number 
     current.counts.views += failed.counts.views;
     current.counts.shares += failed.counts.shares;
     for (const [k, counter] of failed.keyed) current.keyed.set(k, counter);
+    current.viewers.absorb(failed.viewers);
     current.attempts = Math.max(current.attempts, failed.attempts + 1);
   }
   scheduleFlush(rt);

@@ -58,7 +58,7 @@ function operation(endpoint: Endpoint, components: SchemaComponents): JsonSchema
     ...(endpoint.idempotencyKey ? [IDEMPOTENCY_KEY] : []),
   ];
   const responses: Record<string, JsonSchema> = {
-    "200": {
+    [endpoint.upgrade ? "101" : "200"]: {
       description: response.description,
       content: {
         [response.contentType ?? "application/json"]: {

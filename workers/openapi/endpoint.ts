@@ -6,7 +6,7 @@ export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 export type Auth = "none" | "user" | "service";
 
 /** Error statuses an endpoint can answer besides the ones its auth and inputs imply. */
-export type ExtraErrorStatus = 404 | 429 | 503;
+export type ExtraErrorStatus = 404 | 426 | 429 | 503;
 
 /**
  * One endpoint of the HTTP API, as the OpenAPI document describes it. The
@@ -28,6 +28,8 @@ export type Endpoint = {
   query?: { schema: z.ZodObject; example: Record<string, string> };
   /** A JSON request body; implies 400, 413 and 415. */
   body?: { schema: z.ZodType; examples: Record<string, unknown> };
+  /** A WebSocket: success is 101 Switching Protocols, and `response` describes the messages the server sends. */
+  upgrade?: boolean;
   /** Event endpoints: a client's retries of one call share an Idempotency-Key and count once. */
   idempotencyKey?: boolean;
   response: {

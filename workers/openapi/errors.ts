@@ -63,6 +63,12 @@ export const ERROR_SPECS: Record<number, ErrorSpec> = {
     description: "The request body is not `application/json`.",
     example: { error: "unsupported_media_type", message: "The request body must be application/json." },
   },
+  426: {
+    name: "UpgradeRequired",
+    code: "upgrade_required",
+    description: "A WebSocket endpoint was called without `Upgrade: websocket`.",
+    example: { error: "upgrade_required", message: "This endpoint is a WebSocket: send Upgrade: websocket." },
+  },
   429: {
     name: "RateLimited",
     code: "rate_limited",

@@ -27,6 +27,8 @@ import {
   HasLikedRequest,
   HasLikedResponse,
   HealthResponse,
+  HistoryQuery,
+  HistoryResponse,
   ItemRef,
   LikeResponse,
   OpenApiDocumentResponse,
@@ -34,6 +36,7 @@ import {
 } from "../../shared/schemas";
 import { config } from "../../shared/config";
 import { limitsView } from "../limits/tiers";
+import { LiveServerMessage } from "../../shared/live";
 import type { Endpoint } from "./endpoint";
 
 const AS_OF = "2026-11-30T09:00:00.000Z";
@@ -161,7 +164,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
     operationId: "count",
     tag: "counts",
     summary: "One item's counts",
-    description: "All four counters of an item. An item nobody touched has all counts 0 (not a 404).",
+    description:
+      "All four counters of an item. An item nobody touched has all counts 0 (not a 404). With `unique_viewers=true`, `counts` also has `unique_viewers`: distinct users who viewed the item, a HyperLogLog estimate (0.81 % standard error) as of the item's last snapshot in the regional store (a second or two behind).",
     auth: "none",
     query: { schema: CountQuery, example: { item_id: "456", item_type: "post" } },
     response: {
@@ -186,7 +190,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     tag: "counts",
     summary: "Counts of up to 100 items",
     description:
-      "A repeated item is answered once, keyed `item_type:item_id`. `counter_types` filters (all four when absent). Items that cannot be read are `null` and the answer has `partial: true`; 503 only when every item failed.",
+      "A repeated item is answered once, keyed `item_type:item_id`. `counter_types` filters (all four when absent); `unique_viewers: true` adds each item's unique viewers, as on GET /v1/count. Items that cannot be read are `null` and the answer has `partial: true`; 503 only when every item failed.",
     auth: "none",
     body: {
       schema: CountsRequest,
@@ -261,6 +265,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
           item_id: "456",
           item_type: "post",
           counts: { likes: 120034, views: 3400210, shares: 5120, saves: 880 },
+          seq: 48211,
           hot: true,
           shards: 16,
           children: [{ index: 0, likes: 7410, saves: 52, seq: 913, writes: 8120, reported_at: AS_OF }],
@@ -270,6 +275,62 @@ export const ENDPOINTS: readonly Endpoint[] = [
       },
     },
     errors: [503],
+  },
+  {
+    method: "get",
+    path: "/v1/history",
+    operationId: "history",
+    tag: "counts",
+    summary: "An item's daily counts",
+    description:
+      "One entry per UTC day, oldest first, today last: each count's change that day (likes and saves are net: unlikes and unsaves subtract) and the totals at the day's end. Kept in D1 by the event pipeline, so today's entry is a second or two behind. An item nobody touched answers zeros.",
+    auth: "none",
+    query: { schema: HistoryQuery, example: { item_id: "456", item_type: "post", days: "2" } },
+    response: {
+      description: "The item's days.",
+      schema: HistoryResponse,
+      examples: {
+        two_days: {
+          item_id: "456",
+          item_type: "post",
+          days: [
+            { date: "2026-11-29", likes: 12, saves: 0, views: 340, shares: 2, totals: { likes: 1510, saves: 3, views: 88900, shares: 154 } },
+            { date: "2026-11-30", likes: 14, saves: 0, views: 334, shares: 2, totals: { likes: 1524, saves: 3, views: 89234, shares: 156 } },
+          ],
+        },
+      },
+    },
+    errors: [429, 503],
+  },
+  {
+    method: "get",
+    path: "/v1/live",
+    operationId: "live",
+    tag: "counts",
+    summary: "Live counts over a WebSocket",
+    description:
+      "Send `Upgrade: websocket`. Then send JSON text frames `{\"type\": \"subscribe\", \"items\": [{\"item_id\": \"456\", \"item_type\": \"post\"}]}` (or `unsubscribe`); a socket watches at most 100 items. Each (un)subscribe is answered `subscribed` with the socket's items; then a `counts` message arrives whenever some of them changed, one message per tick (250 ms) for all of them, at most about once a second per item. A bare `ping` frame is answered `pong`. Bad messages are answered with an `error` message in the API's error shape and the socket stays open. See docs/live.md.",
+    auth: "none",
+    upgrade: true,
+    response: {
+      description: "Switching to a WebSocket; the server's messages are these JSON text frames.",
+      schema: LiveServerMessage,
+      examples: {
+        subscribed: { type: "subscribed", items: ["post:456", "reel:7"] },
+        counts: { type: "counts", counts: { "post:456": { likes: 1525, views: 89240, shares: 156, saves: 3 } }, as_of: AS_OF },
+      },
+    },
+    errors: [426, 429, 503],
+  },
+  {
+    method: "get",
+    path: "/live",
+    operationId: "livePage",
+    tag: "meta",
+    summary: "Live counts demo page",
+    description: "A self-contained HTML page showing a few items' counts move (`?items=post:1,reel:2`), over one live socket.",
+    auth: "none",
+    response: { description: "The demo page.", schema: z.string(), contentType: "text/html", examples: { page: "<!doctype html>..." } },
   },
   {
     method: "get",

@@ -4,7 +4,9 @@ import { metrics } from "../../metrics/recorder";
 import type { CentralStore } from "./central-store";
 import { centralStore } from "./central-tables";
 import { writeSnapshots } from "./d1-store";
-import { Emission, edgeVersion } from "../../shared/emissions";
+import { writeHistory } from "./history-store";
+import { publishLive } from "./live-publish";
+import { Emission, edgeVersion, type CountSnapshot } from "../../shared/emissions";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";
 import { settleAll } from "./settle";
@@ -50,8 +52,11 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
     log("error", "store_write_failed", { store, error: String(error) });
   };
 
+  const fresh = new Map(snapshots.map(({ key: item, planned }) => [item, planned.value]));
+  let newest = new Map<string, CountSnapshot>();
   try {
-    await writeSnapshots(env.DB, new Map(snapshots.map(({ key: item, planned }) => [item, planned.value])));
+    await writeSnapshots(env.DB, fresh);
+    newest = await writeHistory(env.DB, fresh);
   } catch (error) {
     for (const { planned } of snapshots) fail(planned, error, "d1");
   }
@@ -76,6 +81,7 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
 
   for (const { cacheKey, version, planned } of [...snapshots, ...edges]) if (!failedWrites.has(planned)) cache?.remember(cacheKey, version);
 
+  await publishLive(env, newest);
   await acknowledge(env, parsed.filter(({ index }) => !failed.has(index)).map(({ emission }) => emission));
   batch.messages.forEach((message, index) => (failed.has(index) ? message.retry() : message.ack()));
   metrics.count("queue_messages_total", { queue: batch.queue, event: "consumed" }, batch.messages.length - failed.size);

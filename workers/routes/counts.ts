@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { COUNTER_TYPES, itemKey, type Counts, type CounterType } from "../../shared/counters";
 import { CountQuery, CountsRequest } from "../../shared/schemas";
 import { readCounts } from "../lib/count-reader";
+import { addUniqueViewers } from "../lib/history-reader";
 import { unavailable } from "../lib/errors";
 import { readJson, readQuery } from "../lib/validation";
 import { readLimit } from "../middleware/read-limit";
@@ -14,15 +15,18 @@ const STALE_HEADER = "x-stale-data";
 
 /** One item's four counters. An item nobody touched has all counts 0. */
 counts.get("/v1/count", readLimit, async (c) => {
-  const { item_id, item_type } = readQuery(c, CountQuery);
-  const read = await readCounts({ env: c.env, ctx: c.executionCtx }, itemKey(item_type, item_id)).catch(() => {
+  const { item_id, item_type, unique_viewers } = readQuery(c, CountQuery);
+  const key = itemKey(item_type, item_id);
+  const read = await readCounts({ env: c.env, ctx: c.executionCtx }, key).catch(() => {
     throw unavailable("The item's counts cannot be read right now.");
   });
   if (read.stale) c.header(STALE_HEADER, "true");
+  const body: Partial<Counts> = { ...read.counts };
+  if (unique_viewers) await addUniqueViewers(c.env.DB, { [key]: body });
   return c.json({
     item_id,
     item_type,
-    counts: read.counts,
+    counts: body,
     cached: read.cached,
     as_of: new Date(read.asOf).toISOString(),
   });
@@ -35,7 +39,7 @@ function pick(all: Counts, types: readonly CounterType[]): Partial<Counts> {
 /** Up to 100 items at once, read in parallel with one object call per distinct item. */
 counts.post("/v1/counts", readLimit, async (c) => {
   const started = Date.now();
-  const { items, counter_types } = await readJson(c, CountsRequest);
+  const { items, counter_types, unique_viewers } = await readJson(c, CountsRequest);
   const types = counter_types ? [...new Set(counter_types)] : COUNTER_TYPES;
   const keys = [...new Set(items.map((i) => itemKey(i.item_type, i.item_id)))];
   const rt = { env: c.env, ctx: c.executionCtx };
@@ -54,5 +58,6 @@ counts.post("/v1/counts", readLimit, async (c) => {
   });
   if (failed === keys.length) throw unavailable("None of the items' counts can be read right now.");
   if (stale) c.header(STALE_HEADER, "true");
+  if (unique_viewers) await addUniqueViewers(c.env.DB, result);
   return c.json({ counts: result, took_ms: Date.now() - started, ...(failed > 0 ? { partial: true } : {}) });
 });

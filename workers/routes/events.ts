@@ -35,7 +35,7 @@ async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
   // share) can never cancel each other out by choosing the same key.
   const scopedKey = header.data === undefined ? undefined : `${counter}:${userId}:${header.data}`;
   await readCounts(rt, key).catch(() => undefined);
-  const counted = recordEvent(rt, key, counter, scopedKey);
+  const counted = recordEvent(rt, key, counter, scopedKey, counter === "views" ? userId : undefined);
   const count = counted ? bumpCounts(rt, key, counter, 1)[counter] : (lastKnownCounts(key)?.counts[counter] ?? 0);
   return c.json<EventResponse>({ status: "counted", count, count_formatted: formatCount(count) });
 }

@@ -7,6 +7,7 @@ import type {
   ErrorBody,
   EventResult,
   HasLikedResult,
+  HistoryResult,
   Id,
   ItemRef,
   ItemType,
@@ -38,6 +39,8 @@ export type CallOptions = {
   /** Overrides the client's `timeoutMs` for this call. */
   timeoutMs?: number;
 };
+
+export type CountOptions = CallOptions & { uniqueViewers?: boolean };
 
 export type RequestOptions = CallOptions & {
   query?: Record<string, string | number | undefined>;
@@ -113,17 +116,35 @@ export class PlauditClient {
     return this.#onItem("POST", "/v1/share", itemId, itemType, options);
   }
 
-  /** One item's four counts (zeros for an item nobody touched). */
-  count(itemId: string, itemType: ItemType, options?: CallOptions): Promise<CountResult> {
-    return this.request("GET", "/v1/count", { ...options, query: { item_id: itemId, item_type: itemType } });
+  /** One item's four counts (zeros for an item nobody touched); `uniqueViewers` adds its unique viewers. */
+  count(itemId: string, itemType: ItemType, options?: CountOptions): Promise<CountResult> {
+    const query = { item_id: itemId, item_type: itemType, ...(options?.uniqueViewers ? { unique_viewers: "true" } : {}) };
+    return this.request("GET", "/v1/count", { ...options, query });
   }
 
   /** Counts of 1 to 100 items, keyed `item_type:item_id`; all four counters unless `counterTypes` says. */
-  counts(items: readonly ItemRef[], counterTypes?: readonly CounterType[], options?: CallOptions): Promise<CountsResult> {
+  counts(items: readonly ItemRef[], counterTypes?: readonly CounterType[], options?: CountOptions): Promise<CountsResult> {
     return this.request("POST", "/v1/counts", {
       ...options,
-      body: counterTypes ? { items, counter_types: counterTypes } : { items },
+      body: {
+        items,
+        ...(counterTypes ? { counter_types: counterTypes } : {}),
+        ...(options?.uniqueViewers ? { unique_viewers: true } : {}),
+      },
     });
+  }
+
+  /** An item's daily counts over the last `days` UTC days (default 30, at most 366). */
+  history(itemId: string, itemType: ItemType, days?: number, options?: CallOptions): Promise<HistoryResult> {
+    return this.request("GET", "/v1/history", { ...options, query: { item_id: itemId, item_type: itemType, days } });
+  }
+
+  /**
+   * The live socket's URL: open it with any WebSocket, send
+   * `{"type":"subscribe","items":[...]}` and read `LiveMessage`s.
+   */
+  liveUrl(): string {
+    return `${this.#baseUrl.replace(/^http/, "ws")}/v1/live`;
   }
 
   /** Which of 1 to 100 items the caller likes (exact). */

@@ -1,4 +1,4 @@
-export { PlauditClient, type CallOptions, type ClientOptions, type RequestOptions } from "./client.js";
+export { PlauditClient, type CallOptions, type ClientOptions, type CountOptions, type RequestOptions } from "./client.js";
 export { PlauditError, type ErrorCode } from "./errors.js";
 export type {
   CounterType,
@@ -9,9 +9,11 @@ export type {
   ErrorDetail,
   EventResult,
   HasLikedResult,
+  HistoryResult,
   Id,
   ItemRef,
   ItemType,
   LikeResult,
+  LiveMessage,
   SaveResult,
 } from "./types.js";

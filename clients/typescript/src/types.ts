@@ -5,7 +5,14 @@
  */
 export type ItemType = "post" | "reel" | "comment";
 export type CounterType = "likes" | "saves" | "views" | "shares";
-export type Counts = { likes: number; views: number; shares: number; saves: number };
+export type Counts = {
+  likes: number;
+  views: number;
+  shares: number;
+  saves: number;
+  /** Distinct users who viewed the item (an estimate, 0.81 % standard error); only when asked for. */
+  unique_viewers?: number;
+};
 
 /** An id is an unsigned 64-bit integer as a canonical decimal string; a safe integer is accepted too. */
 export type Id = string | number;
@@ -45,6 +52,21 @@ export type CountsResult = {
   took_ms: number;
   partial?: true;
 };
+
+type DayCounts = { likes: number; saves: number; views: number; shares: number };
+
+export type HistoryResult = {
+  item_id: string;
+  item_type: ItemType;
+  /** One entry per UTC day, oldest first, today last: the day's net change of each count, and the totals at its end. */
+  days: { date: string; likes: number; saves: number; views: number; shares: number; totals: DayCounts }[];
+};
+
+/** What a live socket sends (`PlauditClient.liveUrl()`): the socket's items after each (un)subscribe, changed counts, or an error. */
+export type LiveMessage =
+  | { type: "subscribed"; items: string[] }
+  | { type: "counts"; counts: Record<string, { likes: number; views: number; shares: number; saves: number }>; as_of: string }
+  | { type: "error"; error: string; message: string; details?: ErrorDetail[] };
 
 export type HasLikedResult = { liked: Record<string, boolean> };
 
