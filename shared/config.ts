@@ -37,6 +37,17 @@ export const ConfigSchema = z.object({
   /** Read cache lifetimes: per-isolate memory, then the location's Cache API. 0 turns a tier off. */
   READ_CACHE_MEMORY_TTL_MS: numberVar(1_000),
   READ_CACHE_EDGE_TTL_MS: numberVar(2_000),
+  /** How long a read waits for the regional store (D1) before it serves what it last knew. */
+  READ_STORE_TIMEOUT_MS: numberVar(1_000, 1),
+  /**
+   * K: how many D1 databases hold the items' counts, bound as DB, DB_1, ...
+   * DB_{K-1} (each listed in wrangler.toml); an item's database is a hash of
+   * the item modulo K (shared/count-databases.ts).
+   * WARNING: changing K on a live deployment moves most items to another
+   * database, where their counts are not: feeds read zeros until the objects
+   * emit again. Copy the rows to their new databases before changing it.
+   */
+  COUNT_DATABASES: numberVar(1, 1).transform(Math.floor),
   /** Public reads per client IP per minute; 0 turns the limit off. */
   READ_RATE_LIMIT_PER_IP_PER_MINUTE: numberVar(0),
   /** An item is hot past HOT_WRITES_PER_SEC sustained over HOT_WINDOW_SECONDS; it then writes through HOT_SHARDS children. */

@@ -60,7 +60,7 @@ export async function flushEvents(rt: Runtime): Promise<void> {
         keyed: [...entry.keyed].map(([k, counter]) => ({ counter, key: k })),
       };
       try {
-        const counts = await withRetries(async () => await itemCounter(rt.env, key).addEvents(events));
+        const counts = await withRetries(async () => await itemCounter(rt.env, key, "event_buffer").addEvents(events));
         rememberCounts(rt, key, counts);
       } catch (error) {
         log("error", "event_flush_failed", { item: key, error: String(error) });
