@@ -1,3 +1,5 @@
+import { fnv1a } from "./hash";
+
 /**
  * Which D1 database holds an item's counts: FNV-1a of the item key
  * (`post:123`), modulo K. Pure, so the aggregator that writes a row and every
@@ -6,12 +8,7 @@
  * database changes reads as zeros until its row is copied over.
  */
 export function countDatabaseIndex(item: string, databases: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < item.length; i++) {
-    hash ^= item.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % databases;
+  return fnv1a(item) % databases;
 }
 
 /** The binding name of database i: `DB` first (it also holds the reconciliation runs), then `DB_1`, `DB_2`, ... */
