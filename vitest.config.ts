@@ -29,6 +29,9 @@ const HOT_BINDINGS = {
   SHARD_MAP_TTL_MS: "5000",
 };
 
+/** The feed and pipeline tests again, with counts spread over two D1 databases (K = 2). */
+const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2" };
+
 function workerdProject(name: string, include: string[], bindings: Record<string, string>) {
   return {
     plugins: [
@@ -75,6 +78,7 @@ export default defineConfig({
     projects: [
       workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS),
       workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS),
+      workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts"], TWO_DATABASES),
       {
         // Checks that need Node rather than workerd (tools that compile code at run time, child processes).
         test: {

@@ -9,123 +9,36 @@ import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 // @ts-expect-error: a plain ES module shared with scripts/start.mjs
 import { readDevVars } from "../scripts/dev-vars.mjs";
 import { awaitConvergence, awaitOutboxesDrained, settleUndecided } from "./lib/checks";
 import { HttpClient } from "./lib/http";
 import { LikeModel } from "./lib/model";
-import { hotItemShare, idRange, likeCounts, serviceToken, userTokens } from "./lib/plaudit";
+import { hotItemShare, idRange, serviceToken, userTokens } from "./lib/plaudit";
 import { Recorder } from "./lib/recorder";
 import { summaryTable, writeReports, type Report } from "./lib/report";
 import { removeStateDir, startServer, type LocalServer } from "./lib/server";
 import { ItemPicker, seededRandom } from "./lib/zipf";
-import type { Operation, RunContext } from "./scenarios/operations";
-import { pick, SCENARIOS, seedLike } from "./scenarios/index";
+import { feedRead, type RunContext } from "./scenarios/operations";
+import { seedLike } from "./scenarios/index";
+import { readCosts, perRequest } from "./lib/costs";
+import { probeLag } from "./lib/lag";
+import { runWorkers, timedPhase } from "./lib/phase";
+import { referenceTable, runReferences } from "./lib/reference";
+import { options, type Options } from "./options";
 import { isLiveRun, runLiveBench } from "./scenarios/live";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-const USAGE = `usage: npm run bench -- [options]
-  --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write), or live (own options: bench/scenarios/live.ts)
-  --seconds N            timed phase length (default 20)
-  --connections N        concurrent requests (default 16)
-  --users N              simulated users, each sequential (default 200)
-  --items N              items, Zipf-distributed (default 200)
-  --hot-share F          share of writes that go to the one hot item (default 0.5)
-  --zipf S               Zipf exponent of item popularity (default 1.0)
-  --duplicate-share F    share of writes sent twice at once, as a racing retry (default 0.05)
-  --seed-likes N         likes made before a read scenario's clock starts (default 500)
-  --url URL              a running plaudit (default http://127.0.0.1:8787)
-  --secret S             its AUTH_SECRET (default: $AUTH_SECRET, else .dev.vars)
-  --start                start \`npm start\` on a spare port with a fresh state folder and raised rate limits; stop it after
-  --var NAME=VALUE       with --start: a setting for the server (repeatable), e.g.
-                         --var HOT_WRITES_PER_SEC=20 --var READ_CACHE_EDGE_TTL_MS=0
-  --converge-seconds N   how long counts may take to converge after the run (default 60)
-  --max-error-rate F     errors (5xx, lost answers) allowed, as a share of requests (default 0)
-  --random-seed N        seed of the generator's choices (default: random)
-  --out DIR              where reports go (default bench/results)`;
+/** Longer than the server's own-write pin (workers/lib/count-reader.ts), so feed reads come from the store. */
+const OWN_WRITE_LAPSE_MS = 11_000;
 
-function options() {
-  const { values } = parseArgs({
-    options: {
-      scenario: { type: "string", default: "write" },
-      seconds: { type: "string", default: "20" },
-      connections: { type: "string", default: "16" },
-      users: { type: "string", default: "200" },
-      items: { type: "string", default: "200" },
-      "hot-share": { type: "string", default: "0.5" },
-      zipf: { type: "string", default: "1.0" },
-      "duplicate-share": { type: "string", default: "0.05" },
-      "seed-likes": { type: "string", default: "500" },
-      url: { type: "string", default: "http://127.0.0.1:8787" },
-      secret: { type: "string" },
-      start: { type: "boolean", default: false },
-      var: { type: "string", multiple: true, default: [] },
-      "converge-seconds": { type: "string", default: "60" },
-      "max-error-rate": { type: "string", default: "0" },
-      "random-seed": { type: "string", default: String(Math.floor(Math.random() * 2 ** 31)) },
-      out: { type: "string", default: join(root, "bench", "results") },
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  const num = (name: keyof typeof values, min: number, max = Infinity, integer = true) => {
-    const n = Number(values[name]);
-    if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
-      console.error(`--${name} must be ${integer ? "a whole number" : "a number"} from ${min} to ${max}\n\n${USAGE}`);
-      process.exit(2);
-    }
-    return n;
-  };
-  const scenario = SCENARIOS[values.scenario];
-  if (!scenario) {
-    console.error(`unknown scenario ${values.scenario}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  const opts = {
-    scenario,
-    seconds: num("seconds", 1, 3600),
-    connections: num("connections", 1, 1024),
-    users: num("users", 1, 1_000_000),
-    items: num("items", 1, 10_000_000),
-    hotShare: num("hot-share", 0, 1, false),
-    zipf: num("zipf", 0, 10, false),
-    duplicateShare: num("duplicate-share", 0, 1, false),
-    seedLikes: num("seed-likes", 0, 1_000_000),
-    convergeSeconds: num("converge-seconds", 1, 3600),
-    maxErrorRate: num("max-error-rate", 0, 1, false),
-    randomSeed: num("random-seed", 0, 2 ** 32),
-    url: values.url,
-    secret: values.secret,
-    start: values.start,
-    vars: serverVars(values.var),
-    out: resolve(values.out),
-  };
-  if (opts.users < opts.connections) {
-    console.error("--users must be at least --connections: each connection drives its own users, one request at a time");
-    process.exit(2);
-  }
-  return opts;
-}
+/** Connections used to seed likes before a read scenario's clock. */
+const SEED_CONNECTIONS = 8;
+/** Length of the off-the-clock phase that measures the store's lag under load. */
+const LAG_PHASE_SECONDS = 10;
 
-type Options = ReturnType<typeof options>;
-
-function serverVars(pairs: readonly string[]): Record<string, string> {
-  const vars: Record<string, string> = {};
-  for (const pair of pairs) {
-    const match = pair.match(/^([A-Z][A-Z0-9_]*)=(.*)$/);
-    if (!match) {
-      console.error(`--var takes NAME=VALUE (an upper-case setting name), not ${JSON.stringify(pair)}\n\n${USAGE}`);
-      process.exit(2);
-    }
-    vars[match[1]!] = match[2]!;
-  }
-  return vars;
-}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function secretFor(opts: Options): string {
   const secret = opts.secret ?? process.env.AUTH_SECRET ?? readDevVars(resolve(process.env.PLAUDIT_DEV_VARS ?? ".dev.vars")).AUTH_SECRET;
@@ -146,38 +59,6 @@ function environment(opts: Options, server: LocalServer | null) {
     plaudit: commit || "unknown",
     cpus: `${cpus().length} x ${cpus()[0]?.model ?? "unknown"}`,
     loadAverageAtStart: loadavg().map((n) => Math.round(n * 100) / 100),
-  };
-}
-
-/** One loop per connection, each owning its own users, so a user never has two requests in flight. */
-async function runWorkers(
-  ctx: RunContext,
-  users: readonly string[],
-  connections: number,
-  next: (worker: number) => ((ctx: RunContext, user: string) => Promise<void>) | null,
-): Promise<void> {
-  await Promise.all(
-    Array.from({ length: connections }, async (_, w) => {
-      const mine = users.filter((_, i) => i % connections === w);
-      for (let step = next(w); step; step = next(w)) {
-        await step(ctx, mine[Math.floor(ctx.random() * mine.length)]!);
-      }
-    }),
-  );
-}
-
-function progress(recorder: Recorder, seconds: number): () => void {
-  if (!process.stderr.isTTY) return () => {};
-  const timer = setInterval(() => {
-    const elapsed = Math.floor((performance.now() - recorder.startedAt) / 1000);
-    const { ops, p99 } = recorder.lastSecond();
-    process.stderr.write(
-      `\r[${elapsed}/${seconds}s] ${ops} ops/s  p99 ${p99.toFixed(1)} ms  errors ${recorder.errorCount()}  wrong ${recorder.violationCount}   `,
-    );
-  }, 1000);
-  return () => {
-    clearInterval(timer);
-    process.stderr.write("\n");
   };
 }
 
@@ -240,7 +121,8 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   if (scenario.seedLikes && opts.seedLikes > 0) {
     console.error(`seeding ${opts.seedLikes} likes...`);
     let left = opts.seedLikes;
-    await runWorkers(ctx, users, opts.connections, () => (left-- > 0 ? seedLike : null));
+    // Seeding is not measured: a few connections keep the pipeline's backlog, and the wait for it, short.
+    await runWorkers(ctx, users, Math.min(opts.connections, SEED_CONNECTIONS), () => (left-- > 0 ? seedLike : null));
     const seeded = await settleAndConverge(ctx, tokens, opts.convergeSeconds);
     if (ctx.recorder.violationCount > 0 || !seeded.converged) {
       console.error(`seeding failed: ${ctx.recorder.violations.concat(JSON.stringify(seeded.mismatches.slice(0, 5))).join("\n")}`);
@@ -248,39 +130,49 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
     }
   }
 
-  if (scenario.mix.some((m) => m.op.kind === "read")) {
-    // A cold item object costs tens of milliseconds locally: read every item
-    // once first, so the clock measures reads of live objects.
-    console.error(`warming up: reading all ${items.length} items once...`);
-    const batches: string[][] = [];
-    for (let i = 0; i < items.length; i += 50) batches.push(items.slice(i, i + 50));
-    await runWorkers(ctx, users, opts.connections, () => {
-      const batch = batches.pop();
-      return batch ? async (c) => void (await likeCounts(c.http, batch)) : null;
-    });
-  }
-
   ctx.readsExact = scenario.mix.every((m) => m.op.kind === "read");
+  if (ctx.readsExact && scenario.seedLikes) {
+    // Reads must now come from the store, not from the own-write values the
+    // seeding left in the server's memory: let those lapse, then check again.
+    console.error("waiting for the seeded likes' own-write values to lapse...");
+    await sleep(OWN_WRITE_LAPSE_MS);
+    const stored = await awaitConvergence(http, model, opts.convergeSeconds * 1000);
+    if (!stored.converged) {
+      console.error(`the store did not converge after seeding: ${JSON.stringify(stored.mismatches.slice(0, 5))}`);
+      return 1;
+    }
+  }
   console.error(`${scenario.name}: ${scenario.description}; ${opts.seconds} s, ${opts.connections} connections, ${opts.users} users, ${opts.items} items`);
-  const recorder = (ctx.recorder = new Recorder());
-  const deadline = performance.now() + opts.seconds * 1000;
-  const stopProgress = progress(recorder, opts.seconds);
-  await runWorkers(ctx, users, opts.connections, () => {
-    if (performance.now() >= deadline) return null;
-    const op: Operation = pick(scenario.mix, random);
-    return (c, user) => op.run(c, user);
-  });
-  stopProgress();
-  const seconds = Math.max(opts.seconds, (performance.now() - recorder.startedAt) / 1000);
+  const service = await serviceToken(secret);
+  const costsBefore = await readCosts(http, service);
+  const { recorder, seconds } = await timedPhase(ctx, users, scenario, opts);
+  const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
+  const costs = perRequest(costsBefore, await readCosts(http, service), feeds);
+
+  // The store's lag, under the same load again but off the clock: the probe's
+  // likes would otherwise add writes to a read scenario's measured phase.
+  console.error(`measuring the store's lag under the same load for ${LAG_PHASE_SECONDS} s...`);
+  const probeToken = (await userTokens(idRange(1, 900_000_000n), secret)).values().next().value!;
+  let probeItem = BigInt(idRange(1, 800_000_000n)[0]!);
+  let lagPhaseDone = false;
+  const lagging = probeLag(http, probeToken, () => String(++probeItem), () => lagPhaseDone);
+  const lagPhase = await timedPhase(ctx, users, scenario, { ...opts, seconds: LAG_PHASE_SECONDS });
+  lagPhaseDone = true;
+  const lag = await lagging;
+  for (const why of lagPhase.recorder.violations) recorder.violation(why);
+  ctx.recorder = recorder;
 
   console.error("waiting for counts to converge...");
   const convergence = await settleAndConverge(ctx, tokens, opts.convergeSeconds);
   const writers = [...new Set(model.items().flatMap((item) => model.usersOf(item)))];
-  const outbox = writers.length > 0 ? await awaitOutboxesDrained(http, await serviceToken(secret), writers, opts.convergeSeconds * 1000) : null;
-  const hotItem = model.items().includes(ctx.picker.hot) ? await hotItemShare(http, await serviceToken(secret), ctx.picker.hot) : null;
+  const outbox = writers.length > 0 ? await awaitOutboxesDrained(http, service, writers, opts.convergeSeconds * 1000) : null;
+  const hotItem = model.items().includes(ctx.picker.hot) ? await hotItemShare(http, service, ctx.picker.hot) : null;
   http.close();
-
   const summary = recorder.summary(seconds);
+  const reference = opts.reference
+    ? await runReferences(scenario, (client) => ({ ...ctx, http: client }), users, secret, opts, summary)
+    : null;
+
   const requests = summary.total.count + summary.total.errors + summary.total.rejected;
   const errorRate = requests === 0 ? 0 : summary.total.errors / requests;
   const passed =
@@ -308,6 +200,9 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
       outboxesDrained: outbox ? outbox.drained : null,
     },
     hotItem,
+    readCosts: costs,
+    storeLag: lag,
+    reference,
   };
   console.log(summaryTable(report));
   if (hotItem) {
@@ -316,6 +211,9 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
         `the head served ${hotItem.headApplies} of ${hotItem.writes} write calls (${(hotItem.headShare * 100).toFixed(1)} %)`,
     );
   }
+  if (costs) console.log(`read routes, per ${scenario.name === "feed" ? "feed" : "request"}: ${costs.objectCalls} object calls, ${costs.d1Queries} D1 queries, ${costs.d1RowsRead} D1 rows read`);
+  console.log(`store lag after a like (under this load): p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms over ${lag.samples} probes${lag.lost ? `, ${lag.lost} never seen` : ""}`);
+  if (reference) console.log(`\n${referenceTable(reference, summary)}`);
   for (const v of recorder.violations.slice(0, 10)) console.log(`  wrong: ${v}`);
   for (const m of convergence.mismatches.slice(0, 10)) console.log(`  wrong count: item ${m.item} is ${m.got}, expected ${m.expected}`);
   for (const e of recorder.errorSamples.slice(0, 5)) console.log(`  error: ${e}`);

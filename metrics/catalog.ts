@@ -12,7 +12,12 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_limit_refusals_total:
     "Requests refused with 429 by kind: user (the user's own limit), ip, device, reputation (a stricter tier selected by standing).",
   plaudit_errors_total: "Error responses by error code.",
-  plaudit_cache_lookups_total: "Item count reads by result: a hit names the cache tier that answered; a miss asked the object.",
+  plaudit_cache_lookups_total:
+    "Item count reads by result: a hit names the cache tier that answered; a miss went to the regional store (D1).",
+  plaudit_object_calls_total: "Calls to Durable Objects (RPC or fetch), by caller (route, job or object) and object class.",
+  plaudit_d1_queries_total: "D1 statements run, by caller (route or job).",
+  plaudit_d1_rows_read_total: "Rows D1 read, from its result meta, by caller.",
+  plaudit_d1_rows_written_total: "Rows D1 wrote, from its result meta, by caller.",
   plaudit_shard_splits_total: "Items that turned hot and began writing to their shards.",
   plaudit_shard_merges_total: "Hot items that cooled and went back to writing at their head.",
   plaudit_hot_item_shards: "Shard count of a hot item, per item; disappears when no longer reported.",

@@ -9,6 +9,7 @@
 // Arguments after `--` go to `wrangler dev` unchanged.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { appendDevVar, readDevVars } from "./dev-vars.mjs";
@@ -25,16 +26,25 @@ if (!readDevVars(devVars).AUTH_SECRET) {
   console.log(`Created an AUTH_SECRET in ${devVars}. Mint a token with: npm run token -- <user_id> [--service]`);
 }
 
-const migrate = spawnSync(
-  wrangler,
-  ["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, "--env-file", devVars],
-  { cwd: root, env: { ...env, CI: "true" }, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" },
-);
-if (migrate.status !== 0) {
-  process.stderr.write(migrate.stdout + migrate.stderr);
-  console.error("Applying D1 migrations failed.");
-  process.exit(1);
+// Every D1 binding in wrangler.toml gets the migrations (DB and the other count databases).
+const databases = [...readFileSync(join(root, "wrangler.toml"), "utf8").matchAll(/^binding = "(DB(?:_\d+)?)"$/gm)].map((m) => m[1]);
+for (const database of databases) {
+  const migrate = spawnSync(
+    wrangler,
+    ["d1", "migrations", "apply", database, "--local", "--persist-to", stateDir, "--env-file", devVars],
+    { cwd: root, env: { ...env, CI: "true" }, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" },
+  );
+  if (migrate.status !== 0) {
+    process.stderr.write(migrate.stdout + migrate.stderr);
+    console.error(`Applying D1 migrations to ${database} failed.`);
+    process.exit(1);
+  }
 }
+
+// Locally the Cache API is emulated on disk and costs more than the D1 query
+// it would save, so `npm start` turns that tier off unless .dev.vars sets it;
+// deployments keep it (shared/config.ts, docs/reads.md).
+const localDefaults = readDevVars(devVars).READ_CACHE_EDGE_TTL_MS === undefined ? ["--var", "READ_CACHE_EDGE_TTL_MS:0"] : [];
 
 const args = [
   "dev",
@@ -45,6 +55,7 @@ const args = [
   "--log-level", "warn",
   "--test-scheduled",
   "--show-interactive-dev-session=false",
+  ...localDefaults,
   ...process.argv.slice(2),
 ];
 console.log(`plaudit on http://127.0.0.1:${port} (state in ${stateDir})`);

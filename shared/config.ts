@@ -109,6 +109,17 @@ export const ConfigSchema = z.object({
    * limiter (on Cloudflare a client address is never a loopback one).
    */
   IP_LIMIT_EXEMPT: list("127.0.0.1,::1"),
+  /** How long a read waits for the regional store (D1) before it serves what it last knew. */
+  READ_STORE_TIMEOUT_MS: numberVar(1_000, 1),
+  /**
+   * K: how many D1 databases hold the items' counts, bound as DB, DB_1, ...
+   * DB_{K-1} (each listed in wrangler.toml); an item's database is a hash of
+   * the item modulo K (shared/count-databases.ts).
+   * WARNING: changing K on a live deployment moves most items to another
+   * database, where their counts are not: feeds read zeros until the objects
+   * emit again. Copy the rows to their new databases before changing it.
+   */
+  COUNT_DATABASES: numberVar(1, 1).transform(Math.floor),
   /** An item is hot past HOT_WRITES_PER_SEC sustained over HOT_WINDOW_SECONDS; it then writes through HOT_SHARDS children. */
   HOT_WRITES_PER_SEC: numberVar(1000),
   HOT_WINDOW_SECONDS: numberVar(10, 1),

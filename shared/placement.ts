@@ -1,3 +1,5 @@
+import { fnv1a } from "./hash";
+
 /** Where an item takes new edges: its head alone, or its N children. */
 export type Placement = { hot: boolean; shards: number };
 
@@ -12,12 +14,7 @@ export const HEAD = -1;
  * another child would be counted twice.
  */
 export function childFor(userId: string, shards: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < userId.length; i++) {
-    hash ^= userId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % shards;
+  return fnv1a(userId) % shards;
 }
 
 /** The home a new edge gets under a placement. */

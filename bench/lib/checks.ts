@@ -71,8 +71,17 @@ export type Convergence = {
   negatives: string[];
 };
 
-/** Polls the likes counts of every item in the model until each equals its expected count, or the time is up. */
-export async function awaitConvergence(http: HttpClient, model: LikeModel, timeoutMs: number): Promise<Convergence> {
+/** Reads the likes counts of up to 100 items: item id → count, null when none was read. */
+export type CountReader = (http: HttpClient, items: readonly string[]) => Promise<ReadonlyMap<string, number | null> | undefined>;
+
+const feedCounts: CountReader = async (http, items) => (await likeCounts(http, items)).counts;
+
+/**
+ * Polls the likes counts of every item in the model until each equals its
+ * expected count, or the time is up. By default the counts are those every
+ * reader gets (the feed route: caches, then the regional store).
+ */
+export async function awaitConvergence(http: HttpClient, model: LikeModel, timeoutMs: number, read: CountReader = feedCounts): Promise<Convergence> {
   const started = Date.now();
   const negatives = new Set<string>();
   const expected = new Map(model.items().map((item) => [item, model.expectedCount(item)]));
@@ -82,7 +91,7 @@ export async function awaitConvergence(http: HttpClient, model: LikeModel, timeo
   for (;;) {
     const mismatches: Mismatch[] = [];
     for (const batch of chunks([...expected.keys()], BATCH)) {
-      const { counts } = await likeCounts(http, batch);
+      const counts = await read(http, batch);
       for (const item of batch) {
         const got = counts?.get(item) ?? null;
         if (got !== null && got < 0) negatives.add(item);

@@ -54,6 +54,17 @@ export async function likeCounts(http: HttpClient, items: readonly string[]) {
   return { res, counts };
 }
 
+/** Likes counts read from the items' objects themselves (the operators' item view): a strong read. */
+export async function objectLikeCounts(http: HttpClient, serviceToken: string, items: readonly string[]) {
+  const counts = new Map<string, number | null>();
+  for (const item of items) {
+    const res = await http.request("GET", `/v1/admin/items/${ITEM_TYPE}/${item}`, { token: serviceToken });
+    const likes = (res.body as { counts?: { likes?: unknown } } | null)?.counts?.likes;
+    counts.set(item, res.status === 200 && typeof likes === "number" ? likes : null);
+  }
+  return counts;
+}
+
 export async function pendingDeliveries(http: HttpClient, serviceToken: string, user: string): Promise<number | null> {
   const res = await http.request("GET", `/v1/admin/users/${user}`, { token: serviceToken });
   const pending = (res.body as { pending_deliveries?: unknown } | null)?.pending_deliveries;

@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HotItemShare } from "./plaudit";
+import type { ReferenceComparison } from "./reference";
 import { PERCENTILES, type Summary } from "./recorder";
 
 export type Report = {
@@ -28,6 +29,12 @@ export type Report = {
   };
   /** How the hot item's writes were spread over its head and children (null when it was not written). */
   hotItem: HotItemShare | null;
+  /** Object calls, D1 queries and D1 rows read per read request, from /metrics (null without a service token). */
+  readCosts: { requests: number; objectCalls: number; d1Queries: number; d1RowsRead: number } | null;
+  /** How long a like took to reach the regional store, under the run's load. */
+  storeLag: { samples: number; lost: number; p50: number; p99: number; max: number };
+  /** With --reference: the same scenario against the reference Workers. */
+  reference: ReferenceComparison | null;
 };
 
 export function summaryTable(report: Report): string {

@@ -1,7 +1,8 @@
 // Starts and stops a local plaudit (`npm start`, i.e. scripts/start.mjs) for
-// the load generator and the crash test: its own port, its own state folder
-// and its own .dev.vars, so a run never meets a developer's data.
-import { spawn, type ChildProcess } from "node:child_process";
+// the load generator and the crash test, and the bench's reference Workers:
+// each on its own port with its own state folder (and plaudit with its own
+// .dev.vars), so a run never meets a developer's data.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -114,22 +115,57 @@ export async function startServer(options: ServerOptions = {}): Promise<LocalSer
   const vars = { AUTH_SECRET: secret, ...options.vars };
   writeFileSync(devVars, Object.entries(vars).map(([k, v]) => `${k}="${v}"\n`).join(""));
   const port = await freePort();
+  return await launch(process.execPath, [join(root, "scripts", "start.mjs")], {
+    env: { PLAUDIT_PORT: String(port), PLAUDIT_STATE_DIR: join(stateDir, "wrangler"), PLAUDIT_DEV_VARS: devVars },
+    port,
+    secret,
+    stateDir,
+    readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+  });
+}
+
+const wrangler = join(root, "node_modules", ".bin", "wrangler");
+const quietWrangler = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+
+/**
+ * Starts one of the reference Workers of bench/reference/ (`noop`, `like` or
+ * `feed`) with `wrangler dev` on a spare port and a fresh state folder, its
+ * D1 migrated like plaudit's.
+ */
+export async function startReference(name: string, secret: string): Promise<LocalServer> {
+  const stateDir = freshStateDir(`plaudit-reference-${name}-`);
+  const config = join(root, "bench", "reference", `${name}.toml`);
+  const persist = join(stateDir, "wrangler");
+  if (name === "feed") {
+    const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "-c", config], {
+      cwd: root,
+      env: { ...process.env, ...quietWrangler, CI: "true" },
+      encoding: "utf8",
+    });
+    if (migrate.status !== 0) throw new Error(`migrating the ${name} reference failed: ${migrate.stderr}`);
+  }
+  const port = await freePort();
+  const args = ["dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist];
+  args.push("--var", `AUTH_SECRET:${secret}`, "--log-level", "warn", "--show-interactive-dev-session=false");
+  return await launch(wrangler, args, { env: quietWrangler, port, secret, stateDir, readyTimeoutMs: 60_000 });
+}
+
+type Launch = { env: Record<string, string>; port: number; secret: string; stateDir: string; readyTimeoutMs: number };
+
+/** Runs a server command as its own process group, logging to server.log, and waits for /healthz. */
+async function launch(command: string, args: string[], options: Launch): Promise<LocalServer> {
+  const { port, secret, stateDir } = options;
   const log = createWriteStream(join(stateDir, "server.log"), { flags: "a" });
-  const child = spawn(process.execPath, [join(root, "scripts", "start.mjs")], {
+  const child = spawn(command, args, {
     cwd: root,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      PLAUDIT_PORT: String(port),
-      PLAUDIT_STATE_DIR: join(stateDir, "wrangler"),
-      PLAUDIT_DEV_VARS: devVars,
-    },
+    env: { ...process.env, ...options.env },
   });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
   const pid = child.pid;
-  if (pid === undefined) throw new Error("could not start plaudit");
+  if (pid === undefined) throw new Error(`could not start ${command}`);
   const url = `http://127.0.0.1:${port}`;
 
   const kill = async () => {
@@ -141,7 +177,7 @@ export async function startServer(options: ServerOptions = {}): Promise<LocalSer
     if (!(await waitForGroupExit(pid, 5_000))) await kill();
   };
   try {
-    await waitForHealth(url, child, options.readyTimeoutMs ?? 60_000);
+    await waitForHealth(url, child, options.readyTimeoutMs);
   } catch (error) {
     await kill();
     throw error;

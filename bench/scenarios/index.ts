@@ -8,6 +8,10 @@ export type Scenario = {
   mix: readonly { op: Operation; weight: number }[];
   /** Likes spread over users and items before the timed phase, so reads have something to count. */
   seedLikes: boolean;
+  /** Items in play unless --items says otherwise. */
+  items: number;
+  /** The reference Workers (bench/reference/) this scenario is compared with under --reference. */
+  references: readonly string[];
 };
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -16,12 +20,16 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "users like and unlike Zipf-distributed items, with duplicate retries; one hot item takes --hot-share of writes",
     mix: [{ op: likeOrUnlike, weight: 1 }],
     seedLikes: false,
+    items: 200,
+    references: ["noop", "like"],
   },
   feed: {
     name: "feed",
-    description: "POST /v1/counts batches of 50 Zipf-distributed items, every count checked exactly (no writes run)",
+    description: "POST /v1/counts batches of 50 Zipf-distributed items of a long tail, objects cold, every count checked exactly (no writes run)",
     mix: [{ op: feedRead, weight: 1 }],
     seedLikes: true,
+    items: 5_000,
+    references: ["noop", "feed"],
   },
   mixed: {
     name: "mixed",
@@ -33,6 +41,8 @@ export const SCENARIOS: Record<string, Scenario> = {
       { op: likeOrUnlike, weight: 1 },
     ],
     seedLikes: true,
+    items: 200,
+    references: ["noop"],
   },
 };
 

@@ -5,7 +5,7 @@ import { Alternator } from "../../workers/pipeline/alternator";
 import { centralStore } from "../../workers/pipeline/central-tables";
 import type { EmittedEdge } from "../../shared/emissions";
 import { freshId } from "./helpers";
-import { central, deliver, headEmission } from "./pipeline-helpers";
+import { central, d1Row, deliver, headEmission } from "./pipeline-helpers";
 
 const key = () => `post:${freshId()}`;
 const snapshot = (seq: number, likes: number) => ({ seq, counts: { likes, views: 0, shares: 0, saves: 0 } });
@@ -57,9 +57,7 @@ describe("the central store (a real DynamoDB-API server)", () => {
     const read = async () => ({
       counts: [await store.readCounts(a), await store.readCounts(b)],
       edges: [await store.readEdge(users[0]!, a, "likes"), await store.readEdge(users[1]!, a, "saves")],
-      d1: (await env.DB.prepare("SELECT item_id, counter, count, seq, updated_at FROM counters WHERE item_id IN (?, ?) ORDER BY 1, 2")
-        .bind(a.split(":")[1], b.split(":")[1])
-        .all()).results,
+      d1: [await d1Row(a), await d1Row(b)],
     });
     const before = await read();
 

@@ -5,7 +5,8 @@ import { zeroCounts, type Counts } from "../../shared/counters";
 import worker from "../../workers/index";
 import { centralStore } from "../../workers/pipeline/central-tables";
 import type { CentralStore } from "../../workers/pipeline/central-store";
-import { readStoredCounts } from "../../workers/pipeline/d1-store";
+import { countDatabaseFor } from "../../workers/lib/count-databases";
+import { readStoredCounts, splitItem } from "../../workers/pipeline/d1-store";
 import type { Emission, EmittedEdge } from "../../shared/emissions";
 
 export const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
@@ -36,7 +37,13 @@ export async function deliver(bodies: readonly unknown[], overrides: Partial<Env
   return { acked: [...result.explicitAcks].sort(), retried: result.retryMessages.map((m: { msgId: string }) => m.msgId).sort() };
 }
 
-export const d1Counts = (item: string) => readStoredCounts(env.DB, item);
+export const d1Counts = (item: string) => readStoredCounts(env, item);
+
+/** The item's whole row in the count database that holds it. */
+export async function d1Row(item: string): Promise<Record<string, unknown> | null> {
+  const [type, id] = splitItem(item);
+  return await countDatabaseFor(env, item).prepare("SELECT * FROM item_counts WHERE item_type = ? AND item_id = ?").bind(type, id).first();
+}
 
 export async function central(): Promise<CentralStore> {
   const store = await centralStore(env);

@@ -4,6 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
 import { Alternator } from "../../workers/pipeline/alternator";
+import { countDatabaseFor } from "../../workers/lib/count-databases";
 import { splitItem } from "../../workers/pipeline/d1-store";
 import { freshId, like, newUser } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
@@ -21,7 +22,7 @@ async function likedItem(likes: number): Promise<string> {
 /** Overwrites the item's likes in both stores by hand, as an operator's mistake or a bug would. */
 async function corrupt(item: string, d1Likes: number, centralLikes: number): Promise<void> {
   const [type, id] = splitItem(item);
-  await env.DB.prepare("UPDATE counters SET count = ? WHERE item_type = ? AND item_id = ? AND counter = 'likes'")
+  await countDatabaseFor(env, item).prepare("UPDATE item_counts SET likes = ? WHERE item_type = ? AND item_id = ?")
     .bind(d1Likes, type, id)
     .run();
   const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });

@@ -5,71 +5,107 @@ import { metrics } from "../../metrics/recorder";
 import { CountCache, type CachedCounts } from "./count-cache";
 import { edgeGet, edgePut } from "./edge-cache";
 import { itemCounter } from "./objects";
-import { storedCounts } from "./stored-counts";
+import { readStoredCounts } from "./stored-counts";
 
 /** What a read path needs from the request: bindings, and a way to work after the answer. */
 export type Runtime = { env: Env; ctx: Pick<ExecutionContext, "waitUntil"> };
 
-/** `cached`: the value came from a cache tier. `stale`: the object failed and this is the last known value. */
+/** `cached`: the value came from a cache tier. `stale`: the store failed and this is the last known value. */
 export type CountRead = CachedCounts & { cached: boolean; stale: boolean };
 
 const memory = new CountCache();
 
-/** An object call in flight for an item; other requests wait for its outcome, not its promise. */
+/**
+ * How long a user's own write outranks older rows of the regional store in
+ * this isolate: well past the pipeline's delay (docs/reads.md), so a user
+ * never sees their like vanish and come back.
+ */
+const OWN_WRITE_PIN_MS = 10_000;
+
+/** A store read in flight for an item; other requests wait for its outcome, not its promise. */
 type Flight = { done: boolean; result?: CountRead };
 const inflight = new Map<string, Flight>();
-/** How often a request waiting on another's call looks at its outcome, and for how long at most. */
+/** How often a request waiting on another's read looks at its outcome, and for how long at most. */
 const FLIGHT_POLL_MS = 2;
 const FLIGHT_WAIT_MS = 1_000;
 
 function ttls(env: Env) {
-  return {
-    memoryMs: config(env).READ_CACHE_MEMORY_TTL_MS,
-    edgeMs: config(env).READ_CACHE_EDGE_TTL_MS,
-  };
+  return { memoryMs: config(env).READ_CACHE_MEMORY_TTL_MS, edgeMs: config(env).READ_CACHE_EDGE_TTL_MS };
 }
 
 /**
- * An item's counts: this isolate's memory, then the location's Cache API,
- * then the item's object. Concurrent misses for one item in one isolate share
- * one object call (single flight). When the object fails, the last known value
- * is served as stale (memory, else D1); only when nothing is known does this throw.
+ * Many items' counts: this isolate's memory, then the location's Cache API,
+ * then one query per D1 database for everything still missing (a missing row
+ * is zeros). No object is called. Concurrent misses for one item in one
+ * isolate share one store read (single flight). An item the store cannot
+ * read is served from the last known value (stale), else it is null.
  */
-export async function readCounts(rt: Runtime, key: string): Promise<CountRead> {
-  const hit = memory.fresh(key, Date.now());
-  if (hit) {
-    metrics.count("cache_lookups_total", { cache: "memory", result: "hit" });
-    return { ...hit, cached: true, stale: false };
-  }
-  const other = inflight.get(key);
-  if (other) {
-    const shared = await waitForFlight(other);
-    if (shared) {
-      metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
-      return { ...shared, cached: true };
+export async function readMany(rt: Runtime, keys: readonly string[], caller: string): Promise<Map<string, CountRead | null>> {
+  const now = Date.now();
+  const reads = new Map<string, CountRead | null>();
+  const waiting: [string, Flight][] = [];
+  const mine = new Map<string, Flight>();
+  for (const key of keys) {
+    const hit = memory.fresh(key, now);
+    const other = inflight.get(key);
+    if (hit) {
+      metrics.count("cache_lookups_total", { cache: "memory", result: "hit" });
+      reads.set(key, { ...hit, cached: true, stale: false });
+    } else if (other) {
+      waiting.push([key, other]);
+    } else {
+      const flight: Flight = { done: false };
+      inflight.set(key, flight);
+      mine.set(key, flight);
     }
   }
-  const flight: Flight = { done: false };
-  inflight.set(key, flight);
+  await Promise.all([
+    loadOwn(rt, mine, caller, reads),
+    ...waiting.map(async ([key, flight]) => {
+      const shared = await waitForFlight(flight);
+      if (shared) metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
+      reads.set(key, shared ? { ...shared, cached: true } : lastKnownStale(key));
+    }),
+  ]);
+  return reads;
+}
+
+/**
+ * One item's counts, as `readMany` reads them. When the store cannot answer
+ * and nothing is known of the item, one read is worth a call to the item's
+ * object; only when that fails too does this throw.
+ */
+export async function readCounts(rt: Runtime, key: string, caller = "write_answer"): Promise<CountRead> {
+  const read = (await readMany(rt, [key], caller)).get(key);
+  if (read) return read;
+  const snapshot = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
+  remember(rt, key, snapshot);
+  return { ...snapshot, cached: false, stale: false };
+}
+
+async function loadOwn(rt: Runtime, mine: Map<string, Flight>, caller: string, reads: Map<string, CountRead | null>): Promise<void> {
+  if (mine.size === 0) return;
   try {
-    flight.result = await load(rt, key);
-    return flight.result;
-  } catch (error) {
-    const known = memory.lastKnown(key) ?? (await storedCounts(rt.env.DB, key));
-    if (known) return { ...known, cached: true, stale: true };
-    throw error;
+    const loaded = await load(rt, [...mine.keys()], caller);
+    for (const [key, flight] of mine) {
+      const read = loaded.get(key) ?? lastKnownStale(key);
+      if (read && !read.stale) flight.result = read;
+      reads.set(key, read);
+    }
   } finally {
-    flight.done = true;
-    if (inflight.get(key) === flight) inflight.delete(key);
+    for (const [key, flight] of mine) {
+      flight.done = true;
+      if (inflight.get(key) === flight) inflight.delete(key);
+    }
   }
 }
 
 /**
- * Waits for another request's call to the same item by polling its outcome
+ * Waits for another request's read of the same item by polling its outcome
  * with this request's own timers. workerd cancels a request whose only
  * pending work is a promise created by another request ("the Worker's code
  * had hung"), so requests share results, never promises. Returns undefined
- * when that call failed or took too long.
+ * when that read failed or took too long.
  */
 async function waitForFlight(flight: Flight): Promise<CountRead | undefined> {
   const deadline = Date.now() + FLIGHT_WAIT_MS;
@@ -79,33 +115,59 @@ async function waitForFlight(flight: Flight): Promise<CountRead | undefined> {
   return flight.result;
 }
 
-async function load(rt: Runtime, key: string): Promise<CountRead> {
+/** The Cache API, then the regional store; items whose database failed are left out. */
+async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<string, CountRead>> {
   const { memoryMs, edgeMs } = ttls(rt.env);
+  const reads = new Map<string, CountRead>();
+  let missing = keys;
   if (edgeMs > 0) {
-    const edge = await edgeGet(key, Date.now());
-    if (edge) {
+    const edge = await Promise.all(keys.map((key) => edgeGet(key, Date.now())));
+    missing = keys.filter((key, i) => {
+      const hit = edge[i];
+      if (!hit) return true;
       metrics.count("cache_lookups_total", { cache: "edge", result: "hit" });
-      memory.put(key, edge, memoryMs, Date.now());
-      return { ...edge, cached: true, stale: false };
+      memory.put(key, hit, memoryMs, Date.now());
+      reads.set(key, { ...hit, cached: true, stale: false });
+      return false;
+    });
+  }
+  if (missing.length === 0) return reads;
+  metrics.count("cache_lookups_total", { cache: "all", result: "miss" }, missing.length);
+  const { found, failed } = await readStoredCounts(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS);
+  const unreadable = new Set(failed);
+  const now = Date.now();
+  for (const key of missing) {
+    if (unreadable.has(key)) continue;
+    const stored = found.get(key) ?? { counts: zeroCounts(), asOf: 0 };
+    const own = memory.pinned(key, now);
+    if (own && own.asOf >= stored.asOf) {
+      memory.put(key, own, memoryMs, now);
+      reads.set(key, { ...own, cached: true, stale: false });
+    } else {
+      const value = { counts: stored.counts, asOf: stored.asOf || now };
+      remember(rt, key, value);
+      reads.set(key, { ...value, cached: false, stale: false });
     }
   }
-  metrics.count("cache_lookups_total", { cache: "all", result: "miss" });
-  const snapshot = await withRetries(async () => await itemCounter(rt.env, key).read());
-  remember(rt, key, snapshot);
-  return { ...snapshot, cached: false, stale: false };
+  return reads;
 }
 
-function remember(rt: Runtime, key: string, value: CachedCounts): void {
+function lastKnownStale(key: string): CountRead | null {
+  const known = memory.lastKnown(key);
+  return known ? { ...known, cached: true, stale: true } : null;
+}
+
+function remember(rt: Runtime, key: string, value: CachedCounts, pinMs = 0): void {
   const { memoryMs, edgeMs } = ttls(rt.env);
   const now = Date.now();
-  memory.put(key, value, memoryMs, now);
+  memory.put(key, value, memoryMs, now, pinMs);
   const writing = edgeMs > 0 ? edgePut(key, value, edgeMs, now) : undefined;
   if (writing) rt.ctx.waitUntil(writing);
 }
 
-/** A user's own write overwrites both cache tiers, so they see it at once. */
-export function rememberCounts(rt: Runtime, key: string, counts: Counts, asOf = Date.now()): void {
-  remember(rt, key, { counts, asOf });
+/** A user's own write overwrites both cache tiers, so they see it at once, and outranks older store rows. */
+export function rememberCounts(rt: Runtime, key: string, counts: Counts): void {
+  remember(rt, key, { counts, asOf: Date.now() }, OWN_WRITE_PIN_MS);
 }
 
 /** The last counts this isolate saw for the item, fresh or not. */
@@ -115,9 +177,8 @@ export function lastKnownCounts(key: string): CachedCounts | undefined {
 
 /** Adds this isolate's own event to what it serves, before the event reaches the item. */
 export function bumpCounts(rt: Runtime, key: string, counter: keyof Counts, by: number): Counts {
-  const known = memory.lastKnown(key);
-  const counts = { ...(known?.counts ?? zeroCounts()) };
+  const counts = { ...(memory.lastKnown(key)?.counts ?? zeroCounts()) };
   counts[counter] += by;
-  remember(rt, key, { counts, asOf: known?.asOf ?? Date.now() });
+  rememberCounts(rt, key, counts);
   return counts;
 }

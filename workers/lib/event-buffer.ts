@@ -63,7 +63,7 @@ export async function flushEvents(rt: Runtime): Promise<void> {
         viewers: entry.viewers.payload(),
       };
       try {
-        const counts = await withRetries(async () => await itemCounter(rt.env, key).addEvents(events));
+        const counts = await withRetries(async () => await itemCounter(rt.env, key, "event_buffer").addEvents(events));
         rememberCounts(rt, key, counts);
       } catch (error) {
         log("error", "event_flush_failed", { item: key, error: String(error) });

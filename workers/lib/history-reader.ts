@@ -1,6 +1,8 @@
 import type { HistoryResponse } from "../../shared/schemas";
 import { visibility } from "../../shared/visibility";
 import { utcDay } from "../pipeline/history-store";
+import { byCountDatabase } from "./count-databases";
+import { queryAll } from "./d1";
 import { unavailable } from "./errors";
 import { splitItem } from "../pipeline/d1-store";
 
@@ -57,26 +59,32 @@ export function historyDays(results: readonly Row[], days: number, now: number):
  * items that could not be read, stay null): their newest snapshot in D1, in
  * one query; an item without history has had no viewers.
  */
-export async function addUniqueViewers(db: D1Database, entries: Record<string, object | null>): Promise<void> {
+export async function addUniqueViewers(env: Env, entries: Record<string, object | null>, caller: string): Promise<void> {
   const items = Object.keys(entries).filter((item) => entries[item] && visibility(null, item).counts);
   if (items.length === 0) return;
-  const found = await readUniqueViewers(db, items).catch(() => {
+  // One query per database that holds some of the items, as for their counts.
+  const found = new Map<string, number>();
+  await Promise.all(
+    [...byCountDatabase(env, items, (item) => item)].map(async ([db, group]) => {
+      for (const [item, viewers] of await readUniqueViewers(db, group, caller)) found.set(item, viewers);
+    }),
+  ).catch(() => {
     throw unavailable("Unique viewers cannot be read right now.");
   });
   for (const item of items) Object.assign(entries[item]!, { unique_viewers: found.get(item) ?? 0 });
 }
 
-async function readUniqueViewers(db: D1Database, items: readonly string[]): Promise<Map<string, number>> {
+async function readUniqueViewers(db: D1Database, items: readonly string[], caller: string): Promise<Map<string, number>> {
   const pairs = items.map(splitItem);
-  const { results } = await db
-    .prepare(
+  const results = await queryAll<{ item_type: string; item_id: string; unique_viewers: number | null }>(
+    caller,
+    db.prepare(
       `SELECT h.item_type, h.item_id, h.unique_viewers FROM item_history h
        JOIN (SELECT item_type, item_id, MAX(day) AS day FROM item_history
              WHERE (item_type, item_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
              GROUP BY item_type, item_id) newest
          ON h.item_type = newest.item_type AND h.item_id = newest.item_id AND h.day = newest.day`,
-    )
-    .bind(JSON.stringify(pairs))
-    .all<{ item_type: string; item_id: string; unique_viewers: number | null }>();
+    ).bind(JSON.stringify(pairs)),
+  );
   return new Map(results.map((row) => [`${row.item_type}:${row.item_id}`, row.unique_viewers ?? 0]));
 }

@@ -62,7 +62,7 @@ export async function setToggle(
   const key = itemKey(ref.item_type, ref.item_id);
   const result = await withRetries(
     async (): Promise<ToggleResult> =>
-      await userLikes(rt.env, userId).toggle({ user: userId, item: key, counter, on, ...(limits ? { limits } : {}) }),
+      await userLikes(rt.env, userId, counter === "likes" ? "/v1/like" : "/v1/save").toggle({ user: userId, item: key, counter, on, ...(limits ? { limits } : {}) }),
   );
   if (result.kind === "rate_limited") {
     metrics.count("toggle_outcomes_total", { counter, outcome: "rate_limited" });
@@ -81,7 +81,7 @@ export async function setToggle(
       const known = lastKnownCounts(key) ?? (await readCounts(rt, key).catch(() => undefined));
       const counts = { ...(known?.counts ?? zeroCounts()) };
       counts[counter] = Math.max(0, counts[counter] + (on ? 1 : -1));
-      rememberCounts(rt, key, counts, known?.asOf);
+      rememberCounts(rt, key, counts);
       return { status, count: counts[counter] };
     }
     case "unchanged": {

@@ -6,6 +6,7 @@ import { centralStore } from "./central-tables";
 import { writeSnapshots } from "./d1-store";
 import { writeHistory } from "./history-store";
 import { publishLive } from "./live-publish";
+import { byCountDatabase } from "../lib/count-databases";
 import { Emission, edgeVersion, type CountSnapshot } from "../../shared/emissions";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";
@@ -17,8 +18,8 @@ const CENTRAL_CONCURRENCY = 16;
 
 /**
  * The regional aggregator: the `plaudit-events` consumer. Per batch it keeps
- * the newest snapshot per item and the newest version per edge, writes D1 in
- * one batch and the central store with conditional writes, acknowledges each
+ * the newest snapshot per item and the newest version per edge, writes each D1
+ * database's share in one batch and the central store with conditional writes, acknowledges each
  * emission back to its object (one call per object), then acks the queue
  * messages whose writes all succeeded and retries the rest. A message that
  * cannot be parsed is retried alone (and dead-lettered after max_retries):
@@ -52,14 +53,20 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
     log("error", "store_write_failed", { store, error: String(error) });
   };
 
-  const fresh = new Map(snapshots.map(({ key: item, planned }) => [item, planned.value]));
-  let newest = new Map<string, CountSnapshot>();
-  try {
-    await writeSnapshots(env.DB, fresh);
-    newest = await writeHistory(env.DB, fresh);
-  } catch (error) {
-    for (const { planned } of snapshots) fail(planned, error, "d1");
-  }
+  // Each item's counts and history go to its own database, all databases in
+  // parallel; a database that fails retries only its own items' messages.
+  const newest = new Map<string, CountSnapshot>();
+  await Promise.all(
+    [...byCountDatabase(env, snapshots, ({ key }) => key)].map(async ([db, group]) => {
+      const fresh = new Map(group.map(({ key: item, planned }) => [item, planned.value]));
+      try {
+        await writeSnapshots(db, fresh);
+        for (const [item, snapshot] of await writeHistory(db, fresh)) newest.set(item, snapshot);
+      } catch (error) {
+        for (const { planned } of group) fail(planned, error, "d1");
+      }
+    }),
+  );
 
   const writes = [
     ...snapshots.map(({ key: item, planned }) => ({ planned, write: (s: CentralStore) => s.writeSnapshot(item, planned.value) })),

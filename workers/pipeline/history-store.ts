@@ -1,4 +1,5 @@
 import type { CountSnapshot } from "../../shared/emissions";
+import { executeBatch } from "../lib/d1";
 import { splitItem } from "./d1-store";
 
 /** `2026-12-01`: the UTC day a time falls in. */
@@ -33,7 +34,9 @@ export async function writeHistory(
   );
   const day = utcDay(now);
   const entries = [...snapshots];
-  const results = await db.batch(
+  const results = await executeBatch(
+    "aggregator",
+    db,
     entries.map(([item, { seq, counts, unique_viewers }]) => {
       const [type, id] = splitItem(item);
       return statement.bind(type, id, day, counts.likes, counts.saves, counts.views, counts.shares, unique_viewers ?? null, seq, now);

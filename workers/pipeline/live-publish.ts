@@ -2,6 +2,7 @@ import type { CountSnapshot } from "../../shared/emissions";
 import type { LiveUpdate } from "../../shared/live";
 import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
+import { queryAll } from "../lib/d1";
 import { liveHub } from "../lib/objects";
 
 /**
@@ -16,15 +17,16 @@ import { liveHub } from "../lib/objects";
 export async function publishLive(env: Env, snapshots: ReadonlyMap<string, CountSnapshot>): Promise<void> {
   if (snapshots.size === 0) return;
   try {
-    const { results } = await env.DB.prepare("SELECT item, hub FROM live_watchers WHERE item IN (SELECT value FROM json_each(?))")
-      .bind(JSON.stringify([...snapshots.keys()]))
-      .all<{ item: string; hub: number }>();
+    const results = await queryAll<{ item: string; hub: number }>(
+      "aggregator",
+      env.DB.prepare("SELECT item, hub FROM live_watchers WHERE item IN (SELECT value FROM json_each(?))").bind(JSON.stringify([...snapshots.keys()])),
+    );
     const byHub = Map.groupBy(results, (row) => row.hub);
     await Promise.all(
       [...byHub].map(async ([hub, rows]) => {
         const updates: LiveUpdate[] = rows.map(({ item }) => ({ item, seq: snapshots.get(item)!.seq, counts: snapshots.get(item)!.counts }));
         try {
-          await liveHub(env, hub).publish(updates);
+          await liveHub(env, hub, "aggregator").publish(updates);
         } catch (error) {
           log("error", "live_publish_failed", { hub, error: String(error) });
         }

@@ -1,7 +1,10 @@
 import type { Origin } from "../../shared/emissions";
+import { counted, type ObjectLabel } from "../lib/objects";
 
 /** What an emitting object exposes to the aggregator. */
 export type EmissionAcker = { ackEmissions(emissions: readonly string[]): void | Promise<void> };
+
+const LABELS: Record<string, ObjectLabel> = { ITEM_COUNTER: "item_counter", ITEM_SHARD: "item_shard" };
 
 /**
  * The object that emitted a message, reached through the binding its origin
@@ -12,6 +15,7 @@ export function originStub(env: Env, origin: Origin): { ackEmissions(emissions: 
   const namespace = (env as unknown as Record<string, DurableObjectNamespace<EmissionAcker & Rpc.DurableObjectBranded> | undefined>)[
     origin.ns
   ];
-  if (!namespace) return null;
-  return namespace.get(namespace.idFromName(origin.name));
+  const label = LABELS[origin.ns];
+  if (!namespace || !label) return null;
+  return counted(namespace.get(namespace.idFromName(origin.name)), "aggregator", label);
 }

@@ -1,6 +1,7 @@
 import { log } from "../../shared/log";
 import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
+import { execute } from "../lib/d1";
 import { itemCounter } from "../lib/objects";
 import { centralStore } from "./central-tables";
 import { readStoredCounts, recentItems } from "./d1-store";
@@ -40,14 +41,14 @@ export type RunSummary = {
 };
 
 /**
- * Compares recently updated items in D1 and the central store with their
+ * Compares recently updated items in every D1 count database and the central store with their
  * objects, and asks every drifted item's object for a fresh snapshot (a new
  * sequence number, so the stores take it over the wrong value). Safe to run
  * twice at once: a repair is only an extra snapshot, which the stores apply
- * idempotently. Each run is recorded in `reconciliation_runs`.
+ * idempotently. Each run is recorded in `reconciliation_runs` (in `DB`).
  */
 export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary> {
-  const items = await recentItems(env.DB, now - WINDOW_MS, SAMPLE_SIZE);
+  const items = await recentItems(env, now - WINDOW_MS, SAMPLE_SIZE);
   const central = await centralStore(env).catch((error: unknown) => {
     log("error", "reconcile_central_unavailable", { error: String(error) });
     return null;
@@ -55,10 +56,10 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
   const summary: RunSummary = { itemsChecked: 0, itemsRepaired: 0, itemsLagging: 0, d1Drift: 0, centralDrift: 0, maxDifference: 0 };
 
   const results = await settleAll(items, CONCURRENCY, async (item) => {
-    const stub = itemCounter(env, item);
+    const stub = itemCounter(env, item, "reconcile");
     const object = await withRetries(() => stub.emissionState());
     const verdicts = {
-      d1: compare(object, await readStoredCounts(env.DB, item)),
+      d1: compare(object, await readStoredCounts(env, item)),
       central: central ? compare(object, await central.readCounts(item)) : ({ kind: "ok" } as Verdict),
     };
     const drifted = [verdicts.d1, verdicts.central].filter((v): v is Extract<Verdict, { kind: "drift" }> => v.kind === "drift");
@@ -80,13 +81,14 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     for (const { difference } of drifted) summary.maxDifference = Math.max(summary.maxDifference, difference);
   }
 
-  await env.DB.prepare(
-    `INSERT INTO reconciliation_runs
-       (started_at, finished_at, items_checked, items_repaired, items_lagging, d1_drift, central_drift, max_difference)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  )
-    .bind(now, Date.now(), summary.itemsChecked, summary.itemsRepaired, summary.itemsLagging, summary.d1Drift, summary.centralDrift, summary.maxDifference)
-    .run();
+  await execute(
+    "reconcile",
+    env.DB.prepare(
+      `INSERT INTO reconciliation_runs
+         (started_at, finished_at, items_checked, items_repaired, items_lagging, d1_drift, central_drift, max_difference)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).bind(now, Date.now(), summary.itemsChecked, summary.itemsRepaired, summary.itemsLagging, summary.d1Drift, summary.centralDrift, summary.maxDifference),
+  );
   log("info", "reconciliation", { ...summary });
   return summary;
 }

@@ -9,13 +9,14 @@ import { readParams } from "../lib/validation";
 import { limitsView } from "../limits/tiers";
 import { requireService } from "../middleware/auth";
 import type { AppEnv } from "../types";
+import { routeLabel } from "../metrics/route-label";
 
 export const admin = new Hono<AppEnv>();
 
 /** Operators' view of one user: changes the item side has not yet acknowledged, and the limits that can apply and why. */
 admin.get("/v1/admin/users/:user_id", requireService, async (c) => {
   const { user_id } = readParams(c, AdminUserParams);
-  const pending = await withRetries(async () => await userLikes(c.env, user_id).pendingDeliveries());
+  const pending = await withRetries(async () => await userLikes(c.env, user_id, routeLabel(c)).pendingDeliveries());
   return c.json({ user_id, pending_deliveries: pending, limits: limitsView(config(c.env)) });
 });
 
@@ -23,7 +24,7 @@ admin.get("/v1/admin/users/:user_id", requireService, async (c) => {
 admin.get("/v1/admin/items/:item_type/:item_id", requireService, async (c) => {
   const { item_type, item_id } = readParams(c, AdminItemParams);
   const description = await withRetries(
-    async (): Promise<ItemDescription> => await itemCounter(c.env, itemKey(item_type, item_id)).describe(),
+    async (): Promise<ItemDescription> => await itemCounter(c.env, itemKey(item_type, item_id), routeLabel(c)).describe(),
   );
   return c.json({ item_id, item_type, ...description });
 });

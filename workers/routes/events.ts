@@ -11,6 +11,7 @@ import { userLikes } from "../lib/objects";
 import { readJson } from "../lib/validation";
 import { requireUser } from "../middleware/auth";
 import type { AppEnv } from "../types";
+import { routeLabel } from "../metrics/route-label";
 
 export const events = new Hono<AppEnv>();
 
@@ -23,7 +24,7 @@ async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
     ]);
   }
   const { userId } = c.get("principal");
-  const permit = await withRetries(async (): Promise<EventPermit> => await userLikes(c.env, userId).allowEvent(counter));
+  const permit = await withRetries(async (): Promise<EventPermit> => await userLikes(c.env, userId, routeLabel(c)).allowEvent(counter));
   if (!permit.allowed) {
     throw new ApiError(429, "rate_limited", `Too many ${counter} from this user; retry later.`, {
       retryAfter: permit.retryAfter,

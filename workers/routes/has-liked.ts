@@ -6,6 +6,7 @@ import { userLikes } from "../lib/objects";
 import { readJson } from "../lib/validation";
 import { requireUser } from "../middleware/auth";
 import type { AppEnv } from "../types";
+import { routeLabel } from "../metrics/route-label";
 
 export const hasLiked = new Hono<AppEnv>();
 
@@ -15,7 +16,7 @@ hasLiked.post("/v1/has_liked", requireUser, async (c) => {
   const ids = [...new Set(item_ids)];
   const { userId } = c.get("principal");
   const byKey = await withRetries(() =>
-    userLikes(c.env, userId).hasLiked(
+    userLikes(c.env, userId, routeLabel(c)).hasLiked(
       ids.map((id) => itemKey(item_type, id)),
       "likes",
     ),

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { itemKey } from "../../shared/counters";
 import { HistoryQuery, type HistoryResponse } from "../../shared/schemas";
 import { visibility } from "../../shared/visibility";
+import { countDatabaseFor } from "../lib/count-databases";
 import { unavailable } from "../lib/errors";
 import { historyDays, readHistory } from "../lib/history-reader";
 import { readQuery } from "../lib/validation";
@@ -19,7 +20,7 @@ history.get("/v1/history", readLimit, async (c) => {
   const { item_id, item_type, days } = readQuery(c, HistoryQuery);
   const key = itemKey(item_type, item_id);
   const rows = visibility(null, key).counts
-    ? await readHistory(c.env.DB, key, days).catch(() => {
+    ? await readHistory(countDatabaseFor(c.env, key), key, days).catch(() => {
         throw unavailable("The item's history cannot be read right now.");
       })
     : historyDays([], days, Date.now());

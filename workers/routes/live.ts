@@ -26,7 +26,7 @@ live.get("/v1/live", readLimit, async (c) => {
   }
   const hubs = config(c.env).LIVE_HUBS;
   for (let attempt = 0; attempt < HUB_ATTEMPTS; attempt++) {
-    const response = await liveHub(c.env, Math.floor(Math.random() * hubs)).fetch(c.req.raw);
+    const response = await liveHub(c.env, Math.floor(Math.random() * hubs), "/v1/live").fetch(c.req.raw);
     // A new response: the hub's has immutable headers, and the middleware adds the request id.
     if (response.status === 101) return new Response(null, { status: 101, webSocket: response.webSocket });
   }

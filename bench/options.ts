@@ -1,0 +1,113 @@
+// The load generator's options: parsing, defaults and the help text.
+// Bad options exit with code 2 and the usage.
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { SCENARIOS } from "./scenarios/index";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+const USAGE = `usage: npm run bench -- [options]
+  --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write), or live (own options: bench/scenarios/live.ts)
+  --seconds N            timed phase length (default 20)
+  --connections N        concurrent requests (default 16)
+  --users N              simulated users, each sequential (default 200)
+  --items N              items, Zipf-distributed (default 200; feed: 5000, a long tail)
+  --hot-share F          share of writes that go to the one hot item (default 0.5)
+  --zipf S               Zipf exponent of item popularity (default 1.0)
+  --duplicate-share F    share of writes sent twice at once, as a racing retry (default 0.05)
+  --seed-likes N         likes made before a read scenario's clock starts (default 500)
+  --url URL              a running plaudit (default http://127.0.0.1:8787)
+  --secret S             its AUTH_SECRET (default: $AUTH_SECRET, else .dev.vars)
+  --start                start \`npm start\` on a spare port with a fresh state folder and raised rate limits; stop it after
+  --var NAME=VALUE       with --start: a setting for the server (repeatable), e.g.
+                         --var HOT_WRITES_PER_SEC=20 --var READ_CACHE_EDGE_TTL_MS=0
+  --converge-seconds N   how long counts may take to converge after the run (default 60)
+  --max-error-rate F     errors (5xx, lost answers) allowed, as a share of requests (default 0)
+  --random-seed N        seed of the generator's choices (default: random)
+  --reference            also start the reference Workers (bench/reference/) and load them
+                         with the same scenario, one after the other, reporting the ratios
+  --out DIR              where reports go (default bench/results)`;
+
+export function options() {
+  const { values } = parseArgs({
+    options: {
+      scenario: { type: "string", default: "write" },
+      seconds: { type: "string", default: "20" },
+      connections: { type: "string", default: "16" },
+      users: { type: "string", default: "200" },
+      items: { type: "string" },
+      "hot-share": { type: "string", default: "0.5" },
+      zipf: { type: "string", default: "1.0" },
+      "duplicate-share": { type: "string", default: "0.05" },
+      "seed-likes": { type: "string", default: "500" },
+      url: { type: "string", default: "http://127.0.0.1:8787" },
+      secret: { type: "string" },
+      start: { type: "boolean", default: false },
+      reference: { type: "boolean", default: false },
+      var: { type: "string", multiple: true, default: [] },
+      "converge-seconds": { type: "string", default: "60" },
+      "max-error-rate": { type: "string", default: "0" },
+      "random-seed": { type: "string", default: String(Math.floor(Math.random() * 2 ** 31)) },
+      out: { type: "string", default: join(root, "bench", "results") },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const num = (name: keyof typeof values, min: number, max = Infinity, integer = true) => {
+    const n = Number(values[name]);
+    if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+      console.error(`--${name} must be ${integer ? "a whole number" : "a number"} from ${min} to ${max}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    return n;
+  };
+  const scenario = SCENARIOS[values.scenario];
+  if (!scenario) {
+    console.error(`unknown scenario ${values.scenario}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const opts = {
+    scenario,
+    seconds: num("seconds", 1, 3600),
+    connections: num("connections", 1, 1024),
+    users: num("users", 1, 1_000_000),
+    items: values.items === undefined ? scenario.items : num("items", 1, 10_000_000),
+    hotShare: num("hot-share", 0, 1, false),
+    zipf: num("zipf", 0, 10, false),
+    duplicateShare: num("duplicate-share", 0, 1, false),
+    seedLikes: num("seed-likes", 0, 1_000_000),
+    convergeSeconds: num("converge-seconds", 1, 3600),
+    maxErrorRate: num("max-error-rate", 0, 1, false),
+    randomSeed: num("random-seed", 0, 2 ** 32),
+    url: values.url,
+    secret: values.secret,
+    start: values.start,
+    reference: values.reference,
+    vars: serverVars(values.var),
+    out: resolve(values.out),
+  };
+  if (opts.users < opts.connections) {
+    console.error("--users must be at least --connections: each connection drives its own users, one request at a time");
+    process.exit(2);
+  }
+  return opts;
+}
+
+export type Options = ReturnType<typeof options>;
+
+function serverVars(pairs: readonly string[]): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const pair of pairs) {
+    const match = pair.match(/^([A-Z][A-Z0-9_]*)=(.*)$/);
+    if (!match) {
+      console.error(`--var takes NAME=VALUE (an upper-case setting name), not ${JSON.stringify(pair)}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    vars[match[1]!] = match[2]!;
+  }
+  return vars;
+}

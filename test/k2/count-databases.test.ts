@@ -1,0 +1,69 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { config } from "../../shared/config";
+import { countDatabaseIndex } from "../../shared/count-databases";
+import { call, freshId, json, like, newUser, tokenFor, unlike } from "../workers/helpers";
+import { sample, scrape } from "../workers/metrics-exposition";
+import { central, d1Counts, deliver, headEmission, settled } from "../workers/pipeline-helpers";
+
+let service: string;
+beforeAll(async () => {
+  service = await tokenFor(freshId(), { role: "service" });
+});
+
+/** A fresh item whose counts live in database `index`. */
+function itemIn(index: number): string {
+  for (;;) {
+    const item = `post:${freshId()}`;
+    if (countDatabaseIndex(item, 2) === index) return item;
+  }
+}
+
+const rowIn = (db: D1Database, item: string) =>
+  db.prepare("SELECT likes FROM item_counts WHERE item_type = 'post' AND item_id = ?").bind(item.split(":")[1]).first<{ likes: number }>();
+
+describe("counts spread over two D1 databases", () => {
+  it("runs with K = 2", () => {
+    expect(config(env).COUNT_DATABASES).toBe(2);
+  });
+
+  it("writes each item to its own database and reads a feed of both with one query to each", async () => {
+    const [first, second] = [itemIn(0), itemIn(1)];
+    expect(await deliver([headEmission(first, { seq: 1, counts: { likes: 5 } }), headEmission(second, { seq: 1, counts: { likes: 7 } })])).toEqual({
+      acked: ["m0", "m1"],
+      retried: [],
+    });
+    expect(await rowIn(env.DB, first)).toEqual({ likes: 5 });
+    expect(await rowIn(env.DB_1, first)).toBeNull();
+    expect(await rowIn(env.DB_1, second)).toEqual({ likes: 7 });
+    expect(await rowIn(env.DB, second)).toBeNull();
+
+    const queries = async () => sample(await scrape(service), "plaudit_d1_queries_total", { caller: "/v1/counts" });
+    const before = await queries();
+    const items = [first, second].map((item) => ({ item_type: "post", item_id: item.split(":")[1] }));
+    const res = await call("POST", "/v1/counts", { body: { items, counter_types: ["likes"] } });
+    expect((await json(res)).counts).toEqual({ [first]: { likes: 5 }, [second]: { likes: 7 } });
+    expect((await queries()) - before).toBe(2);
+  });
+
+  it("converges after a write load: each object, its D1 database and the central store agree", async () => {
+    const items = Array.from({ length: 8 }, (_, i) => itemIn(i % 2));
+    const users = await Promise.all(Array.from({ length: 6 }, () => newUser()));
+    await Promise.all(
+      users.map(async (user, u) => {
+        for (const [i, item] of items.entries()) {
+          const id = item.split(":")[1]!;
+          if ((u + i) % 3 !== 0) expect((await like(user.token, id)).status).toBe(200);
+          if ((u + i) % 4 === 0) expect((await unlike(user.token, id)).status).toBe(200);
+        }
+      }),
+    );
+    const store = await central();
+    for (const item of items) {
+      const counts = await settled(item);
+      expect((await d1Counts(item))?.counts).toEqual(counts);
+      expect((await store.readCounts(item))?.counts).toEqual(counts);
+    }
+    expect(new Set(items.map((item) => countDatabaseIndex(item, 2)))).toEqual(new Set([0, 1]));
+  });
+});

@@ -1,0 +1,36 @@
+import { config } from "../../shared/config";
+import { countDatabaseBinding, countDatabaseIndex } from "../../shared/count-databases";
+
+/**
+ * The K databases that hold the items' counts (COUNT_DATABASES), in index
+ * order. A binding missing from wrangler.toml is a deployment error, said
+ * plainly rather than read as an empty database.
+ */
+export function countDatabases(env: Env): D1Database[] {
+  const bindings = env as unknown as Record<string, D1Database | undefined>;
+  return Array.from({ length: config(env).COUNT_DATABASES }, (_, index) => {
+    const name = countDatabaseBinding(index);
+    const db = bindings[name];
+    if (!db) throw new Error(`COUNT_DATABASES needs a D1 binding named ${name} in wrangler.toml`);
+    return db;
+  });
+}
+
+/** The database that holds this item's counts. */
+export function countDatabaseFor(env: Env, item: string): D1Database {
+  const databases = countDatabases(env);
+  return databases[countDatabaseIndex(item, databases.length)]!;
+}
+
+/** Items grouped by the database that holds them; only databases that hold some of them appear. */
+export function byCountDatabase<T>(env: Env, entries: readonly T[], item: (entry: T) => string): Map<D1Database, T[]> {
+  const databases = countDatabases(env);
+  const groups = new Map<D1Database, T[]>();
+  for (const entry of entries) {
+    const db = databases[countDatabaseIndex(item(entry), databases.length)]!;
+    const group = groups.get(db);
+    if (group) group.push(entry);
+    else groups.set(db, [entry]);
+  }
+  return groups;
+}
