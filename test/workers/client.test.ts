@@ -5,20 +5,26 @@ import type { z } from "zod";
 import {
   PlauditClient,
   PlauditError,
+  type BlockResult,
   type ClientOptions,
   type CountResult,
   type CountsResult,
   type ErrorBody,
   type HasLikedResult,
   type ItemRef,
+  type ItemSettingsInput,
+  type ItemSettingsResult,
   type LikeResult,
 } from "../../clients/typescript/src/index";
 import type {
+  BlockResponse,
   CountResponse,
   CountsResponse,
   ErrorResponse,
   HasLikedResponse,
   ItemRef as ItemRefSchema,
+  ItemSettingsBody,
+  ItemSettingsResponse,
   LikeResponse,
 } from "../../shared/schemas";
 import { retryAfterSeconds } from "../../clients/typescript/src/retry";
@@ -256,5 +262,8 @@ describe("the TypeScript client against the Worker", () => {
     expectTypeOf<HasLikedResult>().toEqualTypeOf<z.output<typeof HasLikedResponse>>();
     expectTypeOf<ErrorBody>().toEqualTypeOf<z.output<typeof ErrorResponse>>();
     expectTypeOf<ItemRef>().toEqualTypeOf<z.input<typeof ItemRefSchema>>();
+    expectTypeOf<ItemSettingsInput>().toEqualTypeOf<z.input<typeof ItemSettingsBody>>();
+    expectTypeOf<ItemSettingsResult>().toEqualTypeOf<z.output<typeof ItemSettingsResponse>>();
+    expectTypeOf<BlockResult>().toEqualTypeOf<z.output<typeof BlockResponse>>();
   });
 });

@@ -1,6 +1,7 @@
 export { PlauditClient, type CallOptions, type ClientOptions, type RequestOptions } from "./client.js";
 export { PlauditError, type ErrorCode } from "./errors.js";
 export type {
+  BlockResult,
   CounterType,
   Counts,
   CountResult,
@@ -11,7 +12,11 @@ export type {
   HasLikedResult,
   Id,
   ItemRef,
+  ItemSettingsInput,
+  ItemSettingsResult,
   ItemType,
   LikeResult,
   SaveResult,
+  ShownCounts,
+  Visibility,
 } from "./types.js";
