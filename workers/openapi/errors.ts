@@ -83,6 +83,7 @@ const AUTH_ERRORS: Record<Auth, number[]> = { none: [], user: [401], service: [4
 /** The statuses one endpoint can answer with, in the order its checks run. */
 export function errorStatuses(endpoint: Endpoint): number[] {
   const statuses = new Set<number>(AUTH_ERRORS[endpoint.auth]);
+  if (endpoint.viewer) statuses.add(401);
   if (endpoint.body) [413, 415, 400].forEach((s) => statuses.add(s));
   if (endpoint.params || endpoint.query) statuses.add(400);
   endpoint.errors?.forEach((s) => statuses.add(s));
