@@ -44,8 +44,8 @@ export type SaveResponse = z.infer<typeof SaveResponse>;
 
 export const EventResponse = z.object({
   status: z.literal("counted"),
-  count: Count,
-  count_formatted: z.string(),
+  count: ShownCount,
+  count_formatted: z.string().nullable(),
 });
 export type EventResponse = z.infer<typeof EventResponse>;
 

@@ -10,6 +10,7 @@ import {
   type CountResult,
   type CountsResult,
   type ErrorBody,
+  type EventResult,
   type HasLikedResult,
   type ItemRef,
   type ItemSettingsInput,
@@ -21,6 +22,7 @@ import type {
   CountResponse,
   CountsResponse,
   ErrorResponse,
+  EventResponse,
   HasLikedResponse,
   ItemRef as ItemRefSchema,
   ItemSettingsBody,
@@ -280,6 +282,7 @@ describe("the TypeScript client against the Worker", () => {
     expectTypeOf<ItemRef>().toEqualTypeOf<z.input<typeof ItemRefSchema>>();
     expectTypeOf<ItemSettingsInput>().toEqualTypeOf<z.input<typeof ItemSettingsBody>>();
     expectTypeOf<ItemSettingsResult>().toEqualTypeOf<z.output<typeof ItemSettingsResponse>>();
+    expectTypeOf<EventResult>().toEqualTypeOf<z.output<typeof EventResponse>>();
     expectTypeOf<BlockResult>().toEqualTypeOf<z.output<typeof BlockResponse>>();
   });
 });

@@ -93,6 +93,18 @@ describe("likes check the item for the user", () => {
     expect(await json(save)).toEqual({ status: "saved", count: null, count_formatted: null, user_saved: true });
   });
 
+  it("refuses a view of a private item, and answers a view of a hidden item with a null count", async () => {
+    const owner = await newUser();
+    const other = await newUser();
+    const [closed, hidden] = [freshId(), freshId()];
+    await setSettings(closed, { owner_id: owner.id, visibility: "private" });
+    await setSettings(hidden, { owner_id: owner.id, hide_counts: true });
+    const view = (token: string, item_id: string) => call("POST", "/v1/view", { token, body: { item_id, item_type: "post" } });
+    expect((await view(other.token, closed)).status).toBe(404);
+    expect(await json(await view(other.token, hidden))).toEqual({ status: "counted", count: null, count_formatted: null });
+    expect(await json(await view(owner.token, hidden))).toEqual({ status: "counted", count: 2, count_formatted: "2" });
+  });
+
   it("lets a user take back a like of an item that turned private, answered as an untouched item", async () => {
     const owner = await newUser();
     const liker = await newUser();

@@ -13,7 +13,7 @@ import { enforceWriteLimits } from "../limits/edge-limits";
 import { refused } from "../limits/refusals";
 import { botScore, standingOf } from "../limits/standing";
 import { tierLimits } from "../limits/tiers";
-import { toggleAccess } from "../privacy/access";
+import { itemAccess } from "../privacy/access";
 import { readJson } from "./validation";
 import type { AppEnv } from "../types";
 
@@ -42,7 +42,7 @@ export function toggleHandler(counter: ToggleCounter, on: boolean) {
     const principal = c.get("principal");
     const standing = standingOf(principal, botScore(c.req.raw), config(c.env));
     const limits = standing ? tierLimits(counter, standing.share, config(c.env)) : undefined;
-    const shown = await toggleAccess(c.env, c.get("viewer"), itemKey(ref.item_type, ref.item_id), on);
+    const shown = await itemAccess(c.env, c.get("viewer"), itemKey(ref.item_type, ref.item_id), on ? "turn_on" : "turn_off");
     const outcome = await setToggle(rt, principal.userId, ref, counter, on, limits);
     const count = shownCount(outcome.count, shown);
     const flag = counter === "likes" ? "user_liked" : "user_saved";

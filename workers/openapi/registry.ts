@@ -141,7 +141,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
       schema: EventResponse,
       examples: { counted: { status: "counted", count: 89234, count_formatted: "89.2K" } },
     },
-    errors: [429, 503],
+    viewer: true,
+    errors: [404, 429, 503],
   },
   {
     method: "post",
@@ -159,7 +160,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
       schema: EventResponse,
       examples: { counted: { status: "counted", count: 156, count_formatted: "156" } },
     },
-    errors: [429, 503],
+    viewer: true,
+    errors: [404, 429, 503],
   },
   {
     method: "get",

@@ -7,20 +7,27 @@ import { readSettings } from "./item-settings";
 const noSuchItem = () => new ApiError(404, "not_found", "No such item.");
 
 /**
- * The checks of a like or a save, before the user's object is called: from
- * this isolate's caches, else D1 (the item's settings, then, for an item with
- * an owner, whether the owner blocks the user). No object call, no commit.
- * Turning a toggle off is always allowed: a user can take back their own like.
- * Returns how the answer's count may be shown.
+ * What a write does to an item: turns a like or save on (refused for an item
+ * the user may not see and for an owner who blocks them), turns one off
+ * (always allowed: a user can take back their own like), or counts a view or
+ * a share (refused for an item the user may not see).
  */
-export async function toggleAccess(env: Env, viewer: Viewer, key: string, on: boolean): Promise<Disclosure> {
+export type ItemAction = "turn_on" | "turn_off" | "event";
+
+/**
+ * The checks of a write, before the user's object is called: from this
+ * isolate's caches, else D1 (the item's settings, then, for a like or save of
+ * an item with another owner, whether the owner blocks the user). No object
+ * call, no commit. Returns how the answer's count may be shown.
+ */
+export async function itemAccess(env: Env, viewer: Viewer, key: string, action: ItemAction): Promise<Disclosure> {
   const settings = (await readSettings(env, [key])).get(key)!;
   const shown = disclosure(settings, viewer);
-  if (!on) return shown;
+  if (action === "turn_off") return shown;
   if (shown === "untouched") throw noSuchItem();
   const { owner } = settings;
-  if (owner !== null && viewer.userId !== null && owner !== viewer.userId && (await isBlocked(env, owner, viewer.userId))) {
-    throw noSuchItem();
+  if (action === "turn_on" && owner !== null && viewer.userId !== null && owner !== viewer.userId) {
+    if (await isBlocked(env, owner, viewer.userId)) throw noSuchItem();
   }
   return shown;
 }

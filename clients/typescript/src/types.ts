@@ -30,8 +30,8 @@ export type SaveResult = {
 
 export type EventResult = {
   status: "counted";
-  count: number;
-  count_formatted: string;
+  count: number | null;
+  count_formatted: string | null;
 };
 
 export type CountResult = {
