@@ -2,13 +2,13 @@ import { log } from "../shared/log";
 import type { FlushBatch } from "./protocol";
 import { writeAnalytics } from "./analytics";
 import { metrics } from "./recorder";
-import { shardFor } from "./shards";
+import { accumulatorFor } from "./accumulators";
 
 /** An isolate sends its metrics at most this often (plus `/metrics` reads, which flush first). */
 const FLUSH_INTERVAL_MS = 1_000;
 /** A scheduled flush not done after this long was cut off with its request; another may be scheduled. */
 const SCHEDULE_STALE_MS = 10_000;
-/** Batches kept for resending while the shard cannot be reached; older ones are dropped (and logged). */
+/** Batches kept for resending while the accumulator cannot be reached; older ones are dropped (and logged). */
 const MAX_UNSENT = 30;
 
 type WaitUntil = { waitUntil(promise: Promise<unknown>): void };
@@ -26,7 +26,7 @@ function sourceId(): string {
 }
 
 /**
- * Arranges for what this isolate recorded to reach its metrics shard, off the
+ * Arranges for what this isolate recorded to reach its metrics accumulator, off the
  * request's path: right away when the last flush is a second old, else at
  * the end of that second (the trailing flush, so an isolate that goes quiet
  * still reports). Call it after recording, with the request's, the object's or
@@ -48,8 +48,8 @@ export function scheduleFlush(env: Env, ctx: WaitUntil): void {
 
 /**
  * Sends everything recorded so far (and any batch a failed flush left) to the
- * isolate's shard. Each batch carries the isolate's id and a sequence number,
- * and the shard applies a batch once, so resending after an unclear failure
+ * isolate's accumulator. Each batch carries the isolate's id and a sequence number,
+ * and the accumulator applies a batch once, so resending after an unclear failure
  * never counts twice. Never throws: metrics must not fail a request.
  */
 export async function flushNow(env: Env): Promise<void> {
@@ -66,7 +66,7 @@ export async function flushNow(env: Env): Promise<void> {
   if (unsent.length === 0) return;
   const sending = [...unsent];
   try {
-    await shardFor(env, sourceId()).merge(sending);
+    await accumulatorFor(env, sourceId()).merge(sending);
     unsent = unsent.filter((batch) => !sending.includes(batch));
   } catch (error) {
     log("warn", "metrics_flush_failed", { error: String(error) });

@@ -5,7 +5,7 @@ import { scheduled } from "./scheduled";
 
 export { ItemCounter } from "../durable-objects/ItemCounter";
 export { ItemShard } from "../durable-objects/ItemShard";
-export { MetricsShard } from "../durable-objects/MetricsShard";
+export { MetricsAccumulator } from "../durable-objects/MetricsAccumulator";
 export { UserLikes } from "../durable-objects/UserLikes";
 
 export default {

@@ -2,7 +2,7 @@ import { createExecutionContext, runInDurableObject, waitOnExecutionContext } fr
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../workers/app";
-import { shardName } from "../../metrics/shards";
+import { accumulator } from "../../metrics/accumulators";
 import { call, freshId, tokenFor } from "./helpers";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -43,7 +43,7 @@ describe("request ids", () => {
 describe("JSON log lines", () => {
   it("writes one error line with the request id for a server error", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    await runInDurableObject(env.METRICS_SHARD.get(env.METRICS_SHARD.idFromName(shardName(0))), (instance) => {
+    await runInDurableObject(accumulator(env, 0), (instance) => {
       instance.faults.readFailures = 1;
     });
     const res = await call("GET", "/metrics", { token: await tokenFor(freshId(), { role: "service" }) });

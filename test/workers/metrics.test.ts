@@ -2,7 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../workers/app";
-import { readAllShards } from "../../metrics/shards";
+import { readAllAccumulators } from "../../metrics/accumulators";
 import { call, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
 import { parseExposition, sample, scrape, type Family } from "./metrics-exposition";
 
@@ -193,7 +193,7 @@ describe("flushing", () => {
     const item = freshId();
     const user = await newUser();
     const likedBefore = async () => {
-      const read = await readAllShards(env);
+      const read = await readAllAccumulators(env);
       let sum = 0;
       for (const s of read.totals.values()) {
         if (s.kind === "counter" && s.name === "plaudit_toggle_outcomes_total" && s.labels.outcome === "liked") sum += s.value;

@@ -66,7 +66,7 @@ describe("GET /openapi.json", () => {
     expect(committed).toEqual(await served());
   });
 
-  it("describes every error status of the contract with the one JSON error shape", async () => {
+  it("describes the error statuses its operations answer, and any other 4xx, with the one JSON error shape", async () => {
     const doc = await served();
     const byCode = Object.values(doc.components.responses).map((r) => r.content["application/json"]!);
     expect(byCode.map((c) => c.example.error).sort()).toEqual(
@@ -74,7 +74,6 @@ describe("GET /openapi.json", () => {
         "forbidden",
         "invalid_request",
         "method_not_allowed",
-        "not_found",
         "payload_too_large",
         "rate_limited",
         "unauthorized",
@@ -86,15 +85,20 @@ describe("GET /openapi.json", () => {
       expect(JSON.stringify(content.schema)).toContain("#/components/schemas/ErrorResponse");
       expect(ErrorResponse.safeParse(content.example).success).toBe(true);
     }
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, { responses }] of Object.entries(operations)) {
+        expect(responses["4XX"], `${method} ${path}`).toEqual({ $ref: "#/components/responses/ClientError" });
+      }
+    }
     expect(doc.components.schemas.ErrorResponse!.required).toEqual(["error", "message"]);
     expect(Object.keys(doc.components.schemas.ErrorResponse!.properties!)).toEqual(["error", "message", "details", "retry_after"]);
   });
 
-  it("documents Retry-After on 429 and 503 and Allow on 405", async () => {
+  it("documents Retry-After on 429 and 503 and Allow on other client errors (405)", async () => {
     const { responses } = (await served()).components;
     expect(Object.keys(responses.RateLimited!.headers!)).toEqual(["Retry-After"]);
     expect(Object.keys(responses.Unavailable!.headers!)).toEqual(["Retry-After"]);
-    expect(Object.keys(responses.MethodNotAllowed!.headers!)).toEqual(["Allow"]);
+    expect(Object.keys(responses.ClientError!.headers!)).toEqual(["Allow"]);
   });
 
   it("declares bearer JWT security schemes: a shared secret, or the identity provider's keys", async () => {
@@ -104,10 +108,12 @@ describe("GET /openapi.json", () => {
     });
   });
 
-  it("marks as secured exactly the endpoints that answer 401 without a token", async () => {
+  it("marks as secured exactly the endpoints that answer 401 without a token, and the others as public", async () => {
     const doc = await served();
     for (const endpoint of ENDPOINTS) {
-      const secured = doc.paths[endpoint.path]![endpoint.method]!.security !== undefined;
+      const { security } = doc.paths[endpoint.path]![endpoint.method]!;
+      expect(security, `${endpoint.method} ${endpoint.path}`).toBeInstanceOf(Array);
+      const secured = security!.length > 0;
       const res = await exampleRequest(endpoint);
       expect(res.status === 401, `${endpoint.method} ${endpoint.path}`).toBe(secured);
       if (secured) expect(doc.paths[endpoint.path]![endpoint.method]!.responses).toHaveProperty("401");

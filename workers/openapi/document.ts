@@ -1,6 +1,6 @@
 import { ErrorResponse } from "../../shared/schemas";
 import type { Endpoint } from "./endpoint";
-import { ERROR_SPECS, errorStatuses } from "./errors";
+import { CLIENT_ERROR, ERROR_SPECS, errorStatuses } from "./errors";
 import { SchemaComponents, toJsonSchema, type JsonSchema } from "./json-schema";
 import { ENDPOINTS } from "./registry";
 
@@ -83,13 +83,15 @@ function operation(endpoint: Endpoint, components: SchemaComponents): JsonSchema
   for (const status of errorStatuses(endpoint)) {
     responses[String(status)] = { $ref: `#/components/responses/${ERROR_SPECS[status]!.name}` };
   }
+  responses["4XX"] = { $ref: `#/components/responses/${CLIENT_ERROR.name}` };
   const roleNote = endpoint.auth === "service" ? ' Needs a token with `role: "service"`.' : "";
   return {
     operationId: endpoint.operationId,
     tags: [endpoint.tag],
     summary: endpoint.summary,
     ...(endpoint.description || roleNote ? { description: `${endpoint.description ?? ""}${roleNote}`.trim() } : {}),
-    ...(endpoint.auth === "none" ? {} : { security: [{ [BEARER]: [] }, { [PROVIDER]: [] }] }),
+    // Public operations say so (an empty list) rather than leave a reader to guess.
+    security: endpoint.auth === "none" ? [] : [{ [BEARER]: [] }, { [PROVIDER]: [] }],
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(body
       ? {
@@ -103,17 +105,20 @@ function operation(endpoint: Endpoint, components: SchemaComponents): JsonSchema
   };
 }
 
-function errorResponses(components: SchemaComponents): Record<string, JsonSchema> {
+/** The error responses the operations refer to, and only those (an unused component is noise to a reader). */
+function errorResponses(components: SchemaComponents, endpoints: readonly Endpoint[]): Record<string, JsonSchema> {
   const shape = components.ref(ErrorResponse, "output");
+  const statuses = [...new Set(endpoints.flatMap(errorStatuses))].sort((a, b) => a - b);
+  const specs = [...statuses.map((status) => ERROR_SPECS[status]!), CLIENT_ERROR];
   return Object.fromEntries(
-    Object.values(ERROR_SPECS).map((spec) => [
+    specs.map((spec) => [
       spec.name,
       {
         description: spec.description,
         ...(spec.headers ? { headers: spec.headers } : {}),
         content: {
           "application/json": {
-            schema: { allOf: [shape, { type: "object", properties: { error: { const: spec.code } } }] },
+            schema: spec.code ? { allOf: [shape, { type: "object", properties: { error: { const: spec.code } } }] } : shape,
             example: spec.example,
           },
         },
@@ -128,7 +133,7 @@ function build(endpoints: readonly Endpoint[]): JsonSchema {
   for (const endpoint of endpoints) {
     (paths[endpoint.path] ??= {})[endpoint.method] = operation(endpoint, components);
   }
-  const responses = errorResponses(components);
+  const responses = errorResponses(components, endpoints);
   return {
     openapi: "3.1.0",
     info: {

@@ -2,7 +2,8 @@ import type { Auth, Endpoint } from "./endpoint";
 
 type ErrorSpec = {
   name: string;
-  code: string;
+  /** The one `error` code of this status; absent where the response stands for several. */
+  code?: string;
   description: string;
   example: Record<string, unknown>;
   headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
@@ -79,6 +80,18 @@ export const ERROR_SPECS: Record<number, ErrorSpec> = {
 };
 
 const AUTH_ERRORS: Record<Auth, number[]> = { none: [], user: [401], service: [401, 403] };
+
+/**
+ * Every operation also names this `4XX` range: any other client error (404
+ * for a path with a trailing slash, 405 with `Allow` for another method on
+ * the path) comes in the same shape, so a client needs one error type.
+ */
+export const CLIENT_ERROR: ErrorSpec = {
+  name: "ClientError",
+  description: "Any other client error, in the same JSON shape; `error` names it (405 answers with `Allow`).",
+  example: ERROR_SPECS[405]!.example,
+  headers: ERROR_SPECS[405]!.headers,
+};
 
 /** The statuses one endpoint can answer with, in the order its checks run. */
 export function errorStatuses(endpoint: Endpoint): number[] {

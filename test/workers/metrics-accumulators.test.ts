@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { FlushBatch } from "../../metrics/protocol";
 import { Recorder } from "../../metrics/recorder";
-import { METRICS_SHARDS, shardName } from "../../metrics/shards";
+import { accumulator, METRICS_ACCUMULATORS } from "../../metrics/accumulators";
 import { call, freshId, like, newUser, tokenFor } from "./helpers";
 import { sample, scrape } from "./metrics-exposition";
 
@@ -13,8 +13,6 @@ beforeAll(async () => {
   service = await tokenFor(freshId(), { role: "service" });
 });
 
-const shard = (index: number) => env.METRICS_SHARD.get(env.METRICS_SHARD.idFromName(shardName(index)));
-
 /** A batch as an isolate would flush it, from what `record` puts in a fresh recorder. */
 function batch(source: string, seq: number, record: (r: Recorder) => void): FlushBatch {
   const recorder = new Recorder();
@@ -22,22 +20,21 @@ function batch(source: string, seq: number, record: (r: Recorder) => void): Flus
   return { source, seq, series: recorder.take() };
 }
 
-describe("a metrics shard", () => {
+describe("a metrics accumulator", () => {
   it("applies a batch once, however often it is resent", async () => {
     const name = `resent_${freshId()}_total`;
     const sent = batch(freshId(), 1, (r) => r.count(name, {}, 5));
-    for (let i = 0; i < 3; i++) await shard(2).merge([sent]);
+    for (let i = 0; i < 3; i++) await accumulator(env, 2).merge([sent]);
     expect(sample(await scrape(service), `plaudit_${name}`)).toBe(5);
   });
 
   it("keeps the newest value of a gauge, whichever isolate's batch arrives last", async () => {
     const name = `gauge_${freshId()}`;
     const newer = batch(freshId(), 1, (r) => r.gauge(name, {}, 7));
-    await new Promise((resolve) => setTimeout(resolve, 5));
     const older = { ...batch(freshId(), 1, (r) => r.gauge(name, {}, 3)) };
     older.series = older.series.map((s) => (s.kind === "gauge" ? { ...s, at: s.at - 60_000 } : s));
-    await shard(1).merge([newer]);
-    await shard(6).merge([older]);
+    await accumulator(env, 1).merge([newer]);
+    await accumulator(env, 6).merge([older]);
     expect(sample(await scrape(service), `plaudit_${name}`)).toBe(7);
   });
 
@@ -45,17 +42,17 @@ describe("a metrics shard", () => {
     const name = `expiring_${freshId()}`;
     const expired = batch(freshId(), 1, (r) => r.gauge(name, { item: "post:1" }, 16, { ttlSeconds: 60 }));
     expired.series = expired.series.map((s) => (s.kind === "gauge" ? { ...s, expiresAt: Date.now() - 1 } : s));
-    await shard(3).merge([expired]);
+    await accumulator(env, 3).merge([expired]);
     expect((await scrape(service)).some((f) => f.name === `plaudit_${name}`)).toBe(false);
   });
 });
 
-describe("merging the shards", () => {
-  it("adds up histograms from isolates on different shards bucket by bucket", async () => {
+describe("merging the accumulators", () => {
+  it("adds up histograms from isolates on different accumulators bucket by bucket", async () => {
     const name = `merge_${freshId()}_seconds`;
     const labels = { route: "/x" };
-    await shard(0).merge([batch(freshId(), 1, (r) => [0.0009, 0.004, 0.004].forEach((s) => r.observe(name, labels, s)))]);
-    await shard(METRICS_SHARDS - 1).merge([batch(freshId(), 1, (r) => [0.004, 0.2, 9].forEach((s) => r.observe(name, labels, s)))]);
+    await accumulator(env, 0).merge([batch(freshId(), 1, (r) => [0.0009, 0.004, 0.004].forEach((s) => r.observe(name, labels, s)))]);
+    await accumulator(env, METRICS_ACCUMULATORS - 1).merge([batch(freshId(), 1, (r) => [0.004, 0.2, 9].forEach((s) => r.observe(name, labels, s)))]);
     const families = await scrape(service);
     const bucket = (le: string) => sample(families, `plaudit_${name}_bucket`, { ...labels, le });
     expect({ ms1: bucket("0.001"), ms4: bucket("0.004"), ms200: bucket("0.2"), s5: bucket("5"), inf: bucket("+Inf") }).toEqual({
@@ -69,8 +66,8 @@ describe("merging the shards", () => {
     expect(sample(families, `plaudit_${name}_sum`, labels)).toBeCloseTo(9.2129, 10);
   });
 
-  it("answers 503 when a shard cannot be read, rather than a partial sum", async () => {
-    await runInDurableObject(shard(4), (instance) => {
+  it("answers 503 when an accumulator cannot be read, rather than a partial sum", async () => {
+    await runInDurableObject(accumulator(env, 4), (instance) => {
       instance.faults.readFailures = 1;
     });
     const res = await call("GET", "/metrics", { token: service });
@@ -82,8 +79,8 @@ describe("merging the shards", () => {
     const before = sample(await scrape(service), "plaudit_toggle_outcomes_total", { counter: "likes", outcome: "liked" });
     const loseReplies = (n: number) =>
       Promise.all(
-        Array.from({ length: METRICS_SHARDS }, (_, i) =>
-          runInDurableObject(shard(i), (instance) => {
+        Array.from({ length: METRICS_ACCUMULATORS }, (_, i) =>
+          runInDurableObject(accumulator(env, i), (instance) => {
             instance.faults.lostReplies = n;
           }),
         ),

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import type { FlushBatch, ShardRead, WindowRead } from "../metrics/protocol";
+import type { FlushBatch, AccumulatorRead, WindowRead } from "../metrics/protocol";
 import { copySeries, mergeAll, mergeSeries, seriesKey, type Series, type SeriesMap } from "../metrics/series";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 
@@ -19,7 +19,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** Recent activity is kept in slots of this length, in memory only: a restarted shard's windows start empty. */
+/** Recent activity is kept in slots of this length, in memory only: a restarted accumulator's windows start empty. */
 const SLOT_MS = 5_000;
 /** Dashboard rates: the current slot and the two before it, 10 to 15 seconds. */
 const RECENT_SLOTS = 3;
@@ -30,11 +30,11 @@ const APPLIED_KEEP_MS = 60 * 60_000;
 const PRUNE_EVERY_MS = 60_000;
 
 /**
- * One of the metrics shards: the sum of what the isolates hashed to it have
- * flushed. Totals are stored (one commit per flush, coalesced by the isolates
+ * One of the metrics accumulators: the sum of what the isolates hashed to it
+ * have flushed. Totals are stored (one commit per flush, coalesced by the isolates
  * to at most one a second each); the recent windows are memory only.
  */
-export class MetricsShard extends DurableObject<Env> {
+export class MetricsAccumulator extends DurableObject<Env> {
   /** Test hooks: the next N reads fail; the next N merges apply and then fail, as a reply lost on the way would. */
   readonly faults = { readFailures: 0, lostReplies: 0 };
 
@@ -100,7 +100,7 @@ export class MetricsShard extends DurableObject<Env> {
   }
 
   /** Totals (gauges past their time-to-live left out) and the sums of the recent slots. Writes nothing. */
-  read(): ShardRead {
+  read(): AccumulatorRead {
     if (this.faults.readFailures > 0) {
       this.faults.readFailures--;
       throw new Error("injected read failure");
