@@ -132,13 +132,18 @@ describe("likes check the item for the user", () => {
   });
 });
 
+/** Two users, each owning an item. */
+async function twoOwners() {
+  const [a, b] = [await newUser(), await newUser()];
+  const [aItem, bItem] = [freshId(), freshId()];
+  await setSettings(aItem, { owner_id: a.id });
+  await setSettings(bItem, { owner_id: b.id });
+  return { a, b, aItem, bItem };
+}
+
 describe("blocks", () => {
   it("refuses the blocked user's likes of the blocker's items, not the blocker's of theirs, until lifted", async () => {
-    const a = await newUser();
-    const b = await newUser();
-    const [aItem, bItem] = [freshId(), freshId()];
-    await setSettings(aItem, { owner_id: a.id });
-    await setSettings(bItem, { owner_id: b.id });
+    const { a, b, aItem, bItem } = await twoOwners();
     const put = await block(a.id, b.id);
     expect(put).toMatchObject({ blocker_id: a.id, blocked_id: b.id, blocking: true });
     const refused = await like(b.token, aItem);
@@ -150,11 +155,7 @@ describe("blocks", () => {
   });
 
   it("works in both directions when both block", async () => {
-    const a = await newUser();
-    const b = await newUser();
-    const [aItem, bItem] = [freshId(), freshId()];
-    await setSettings(aItem, { owner_id: a.id });
-    await setSettings(bItem, { owner_id: b.id });
+    const { a, b, aItem, bItem } = await twoOwners();
     await block(a.id, b.id);
     await block(b.id, a.id);
     expect((await like(b.token, aItem)).status).toBe(404);

@@ -41,7 +41,7 @@ export const ERROR_SPECS: Record<number, ErrorSpec> = {
   404: {
     name: "NotFound",
     code: "not_found",
-    description: "No such endpoint (or no such resource).",
+    description: "No such endpoint, or no such item for this user: one they may not see, or whose owner blocks them (the same answer, so neither is revealed).",
     example: { error: "not_found", message: "No such endpoint: /v1/nope." },
   },
   405: {
