@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
 import { block, grantFor, hasLiked, service, setSettings, unblock } from "./privacy-helpers";
@@ -116,6 +117,26 @@ describe("likes check the item for the user", () => {
     expect(await hasLiked(owner.token, item)).toBe(false);
     expect((await like(liker.token, item)).status).toBe(404);
     expect(await json(await unlike(liker.token, item))).toEqual({ status: "unliked", count: 0, count_formatted: "0", user_liked: false });
+  });
+
+  it("keeps a like accepted before another isolate's change reached this one, and refuses new ones once it has", async () => {
+    const owner = await newUser();
+    const [early, late] = [await newUser(), await newUser()];
+    const item = freshId();
+    await setSettings(item, { owner_id: owner.id });
+    // The change as another isolate makes it: in D1, not in this isolate's cache.
+    await env.DB.prepare("UPDATE item_settings SET visibility = 'private' WHERE item_type = 'post' AND item_id = ?1").bind(item).run();
+    expect(await json(await like(early.token, item))).toMatchObject({ status: "liked", count: 1 });
+    const deadline = Date.now() + 2 * Number(env.PRIVACY_CACHE_TTL_MS ?? 5000) + 5000;
+    let status = (await like(late.token, item)).status;
+    while (status === 200 && Date.now() < deadline) {
+      await unlike(late.token, item);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      status = (await like(late.token, item)).status;
+    }
+    expect(status).toBe(404);
+    expect(await hasLiked(early.token, item)).toBe(false);
+    expect(await json(await like(owner.token, item))).toMatchObject({ status: "liked", count: 2 });
   });
 
   it("answers has_liked true for an item the viewer may see, false for one they may not", async () => {
