@@ -75,6 +75,8 @@ const authSettings = {
   AUTH_DEVICE_CLAIM: z.string().trim().default("device_id"),
   /** The claim stating the account's standing, a name from STANDING_TIERS; empty ignores it. */
   AUTH_STANDING_CLAIM: z.string().trim().default("standing"),
+  /** Longest life of a grant (X-Plaudit-Grant): an unfollow or a revoked grant takes effect within it. */
+  GRANT_MAX_SECONDS: numberVar(3600, 1),
   /** Slack allowed on `nbf` and `iat` for clocks that disagree; `exp` has none. */
   AUTH_CLOCK_SKEW_SECONDS: numberVar(30),
   /** A fetched key set is used this long, then refetched (kept while the provider is down). */
@@ -103,6 +105,11 @@ export const ConfigSchema = z.object({
   /** Read cache lifetimes: per-isolate memory, then the location's Cache API. 0 turns a tier off. */
   READ_CACHE_MEMORY_TTL_MS: numberVar(1_000),
   READ_CACHE_EDGE_TTL_MS: numberVar(2_000),
+  /**
+   * How long an isolate trusts the item settings and blocks it read from D1:
+   * a change made by the host app reaches every isolate within it.
+   */
+  PRIVACY_CACHE_TTL_MS: numberVar(5_000),
   /**
    * Client addresses the per-IP limits never count: by default the loopback
    * addresses, so a local load from one machine measures the service, not the

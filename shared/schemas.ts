@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CounterTypeSchema, ItemType } from "./counters";
 import { U64Id, U64IdText } from "./ids";
+import { VISIBILITIES } from "./privacy";
 
 /** Most items one batch read or has_liked call may name. */
 export const MAX_BATCH_ITEMS = 100;
@@ -32,26 +33,29 @@ export const HasLikedRequest = z.object({
 
 const Count = z.number().int().nonnegative();
 
+/** A count the item's owner may hide: null for everyone else (docs/privacy.md). */
+const ShownCount = Count.nullable().meta({ description: "null when the item's owner hides its counts from others" });
+
 export const LikeResponse = z.object({
   status: z.enum(["liked", "already_liked", "unliked", "not_liked"]),
-  count: Count,
-  count_formatted: z.string(),
+  count: ShownCount,
+  count_formatted: z.string().nullable(),
   user_liked: z.boolean(),
 });
 export type LikeResponse = z.infer<typeof LikeResponse>;
 
 export const SaveResponse = z.object({
   status: z.enum(["saved", "already_saved", "unsaved", "not_saved"]),
-  count: Count,
-  count_formatted: z.string(),
+  count: ShownCount,
+  count_formatted: z.string().nullable(),
   user_saved: z.boolean(),
 });
 export type SaveResponse = z.infer<typeof SaveResponse>;
 
 export const EventResponse = z.object({
   status: z.literal("counted"),
-  count: Count,
-  count_formatted: z.string(),
+  count: ShownCount,
+  count_formatted: z.string().nullable(),
 });
 export type EventResponse = z.infer<typeof EventResponse>;
 
@@ -72,16 +76,24 @@ export const CountsObject = z.object({
   unique_viewers: Count.optional().meta({ description: "Distinct users who viewed the item (estimate); only when asked for" }),
 });
 
+/** Counts as a viewer may read them: each null when the item's owner hides them from others. */
+export const ShownCountsObject = z.object({
+  likes: ShownCount,
+  views: ShownCount,
+  shares: ShownCount,
+  saves: ShownCount,
+});
+
 export const CountResponse = z.object({
   item_id: z.string(),
   item_type: ItemType,
-  counts: CountsObject,
+  counts: ShownCountsObject,
   cached: z.boolean(),
   as_of: z.iso.datetime(),
 });
 
 export const CountsResponse = z.object({
-  counts: z.record(z.string(), CountsObject.partial().nullable()),
+  counts: z.record(z.string(), ShownCountsObject.partial().nullable()),
   took_ms: z.number().nonnegative(),
   partial: z.literal(true).optional(),
 });
@@ -136,6 +148,47 @@ export const OpenApiDocumentResponse = z.looseObject({
 });
 
 export const AdminItemParams = z.object({ item_type: ItemType, item_id: U64IdText });
+
+const Visibility = z.enum(VISIBILITIES, { error: `must be one of ${VISIBILITIES.join(", ")}` });
+
+/**
+ * What the host app says about an item. PUT replaces all of it; a field left
+ * out takes its default. Only an item with an owner can be other than public
+ * or hide its counts: "the owner only" needs an owner.
+ */
+export const ItemSettingsBody = z
+  .object({
+    owner_id: U64Id.nullable().default(null).meta({ description: "The item's owner; null: nobody" }),
+    visibility: Visibility.default("public").meta({
+      description: "public: everyone; followers: the owner and viewers whose grant names the owner; private: the owner only",
+    }),
+    hide_counts: z.boolean().default(false).meta({ description: "Counts read as null for everyone but the owner" }),
+  })
+  .refine((body) => body.owner_id !== null || (body.visibility === "public" && !body.hide_counts), {
+    error: "an item that is not public, or hides its counts, needs an owner_id",
+    path: ["owner_id"],
+  });
+
+export const ItemSettingsResponse = z.object({
+  item_id: U64IdText,
+  item_type: ItemType,
+  owner_id: U64IdText.nullable(),
+  visibility: Visibility,
+  hide_counts: z.boolean(),
+  updated_at: z.iso.datetime().nullable().meta({ description: "When the host app last set them; null: never (the defaults)" }),
+});
+
+export const BlockParams = z.object({ user_id: U64IdText, blocked_id: U64IdText }).refine((p) => p.user_id !== p.blocked_id, {
+  error: "a user cannot block themselves",
+  path: ["blocked_id"],
+});
+
+export const BlockResponse = z.object({
+  blocker_id: U64IdText,
+  blocked_id: U64IdText,
+  blocking: z.boolean(),
+  since: z.iso.datetime().nullable().meta({ description: "When the block was recorded; null when there is none" }),
+});
 
 export const AdminItemResponse = z.object({
   item_id: z.string(),

@@ -1,3 +1,5 @@
+import type { Viewer } from "../shared/privacy";
+
 /** What the Worker's Hono app carries per request. */
 export type Principal = {
   userId: string;
@@ -10,5 +12,5 @@ export type Principal = {
 
 export type AppEnv = {
   Bindings: Env;
-  Variables: { principal: Principal };
+  Variables: { principal: Principal; viewer: Viewer };
 };

@@ -25,6 +25,13 @@ describe("the typed configuration", () => {
     expect(() => config({ METRICS_PUBLIC: "yes" })).toThrow(/METRICS_PUBLIC/);
   });
 
+  it("bounds the privacy caches and grants: a cache may be off, a grant must live at least a second", () => {
+    expect(config({}).PRIVACY_CACHE_TTL_MS).toBe(5000);
+    expect(config({}).GRANT_MAX_SECONDS).toBe(3600);
+    expect(config({ PRIVACY_CACHE_TTL_MS: "0" }).PRIVACY_CACHE_TTL_MS).toBe(0);
+    expect(() => config({ GRANT_MAX_SECONDS: "0" })).toThrow(/GRANT_MAX_SECONDS/);
+  });
+
   it("parses an environment once and hands back the same settings", () => {
     const env = { HOT_SHARDS: "8" };
     expect(config(env)).toBe(config(env));

@@ -5,24 +5,32 @@ import type { z } from "zod";
 import {
   PlauditClient,
   PlauditError,
+  type BlockResult,
   type ClientOptions,
   type CountResult,
   type CountsResult,
   type ErrorBody,
+  type EventResult,
   type HasLikedResult,
   type HistoryResult,
   type ItemRef,
+  type ItemSettingsInput,
+  type ItemSettingsResult,
   type LikeResult,
   type LiveMessage,
 } from "../../clients/typescript/src/index";
 import type { LiveServerMessage } from "../../shared/live";
 import type {
+  BlockResponse,
   CountResponse,
   CountsResponse,
   ErrorResponse,
+  EventResponse,
   HasLikedResponse,
   HistoryResponse,
   ItemRef as ItemRefSchema,
+  ItemSettingsBody,
+  ItemSettingsResponse,
   LikeResponse,
 } from "../../shared/schemas";
 import { retryAfterSeconds } from "../../clients/typescript/src/retry";
@@ -164,6 +172,22 @@ describe("the TypeScript client against the Worker", () => {
     expect(await client.hasLiked([liked, other], "post")).toEqual({ liked: { [liked]: true, [other]: false } });
   });
 
+  it("sets item settings and blocks with a service token, and sends a grant that lets a follower like", async () => {
+    const admin = clientFor(await tokenFor(freshId(), { role: "service" }));
+    const [owner, follower] = [await newUser(), await newUser()];
+    const item = freshId();
+    const set = await admin.setItemSettings(item, "post", { owner_id: owner.id, visibility: "followers" });
+    expect(set).toMatchObject({ item_id: item, owner_id: owner.id, visibility: "followers", hide_counts: false });
+    expect(await admin.itemSettings(item, "post")).toEqual(set);
+    const client = clientFor(follower.token);
+    expect((await caught(client.like(item, "post"))).code).toBe("not_found");
+    const grant = await tokenFor(follower.id, { expiresIn: 600, claims: { followers_of: [owner.id] } });
+    expect((await client.like(item, "post", { grant })).status).toBe("liked");
+    expect(await admin.block(owner.id, follower.id)).toMatchObject({ blocking: true });
+    expect((await admin.blocking(owner.id, follower.id)).blocking).toBe(true);
+    expect(await admin.unblock(owner.id, follower.id)).toMatchObject({ blocking: false, since: null });
+  });
+
   it("reaches any endpoint through request(), with the client's token", async () => {
     const user = freshId();
     const service = clientFor(await tokenFor(freshId(), { role: "service" }));
@@ -262,5 +286,9 @@ describe("the TypeScript client against the Worker", () => {
     expectTypeOf<LiveMessage>().toEqualTypeOf<z.output<typeof LiveServerMessage>>();
     expectTypeOf<ErrorBody>().toEqualTypeOf<z.output<typeof ErrorResponse>>();
     expectTypeOf<ItemRef>().toEqualTypeOf<z.input<typeof ItemRefSchema>>();
+    expectTypeOf<ItemSettingsInput>().toEqualTypeOf<z.input<typeof ItemSettingsBody>>();
+    expectTypeOf<ItemSettingsResult>().toEqualTypeOf<z.output<typeof ItemSettingsResponse>>();
+    expectTypeOf<EventResult>().toEqualTypeOf<z.output<typeof EventResponse>>();
+    expectTypeOf<BlockResult>().toEqualTypeOf<z.output<typeof BlockResponse>>();
   });
 });

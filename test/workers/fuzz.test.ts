@@ -62,6 +62,16 @@ const itemType: fc.Arbitrary<unknown> = fc.oneof(
 
 const itemRef = fc.record({ item_id: idValue, item_type: itemType, user_id: idValue, extra: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] });
 
+/** An item's settings as the host app might send them, well-formed or not. */
+const settingsBody = fc.record(
+  {
+    owner_id: fc.oneof(fc.constantFrom(...USERS, null), idValue),
+    visibility: fc.oneof(fc.constantFrom("public", "followers", "private"), fc.constantFrom("PUBLIC", "friends", "", null, 1), fc.string({ maxLength: 10 })),
+    hide_counts: fc.oneof(fc.boolean(), fc.constantFrom("true", 1, 0, null)),
+  },
+  { requiredKeys: [] },
+);
+
 const deep = fc.tuple(fc.integer({ min: 1, max: 3000 }), fc.boolean()).map(([depth, arrays]) =>
   arrays ? "[".repeat(depth) + "]".repeat(depth) : '{"a":'.repeat(depth) + "1" + "}".repeat(depth),
 );
@@ -73,6 +83,7 @@ const bodyText: fc.Arbitrary<string | Uint8Array> = fc.oneof(
     { requiredKeys: [] },
   ).map((v) => JSON.stringify(v)),
   fc.record({ item_ids: fc.oneof(fc.array(idValue, { maxLength: 120 }), idValue), item_type: itemType }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
+  { arbitrary: settingsBody.map((v) => JSON.stringify(v)), weight: 2 },
   fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
   deep,
   fc.string({ unit: "grapheme", maxLength: 200 }),
@@ -126,6 +137,19 @@ const authorization: fc.Arbitrary<(() => Promise<string>) | null> = fc.oneof(
   fc.tuple(fc.constantFrom("bearer ", "Bearer  ", "Basic ", "Bearer\t", "", "Token "), token).map(([scheme, t]) => async () => `${scheme}${await t()}`),
 );
 
+/** X-Plaudit-Grant: a good grant for either user, or one that is wrong in a way the Worker must refuse. */
+const grant: fc.Arbitrary<(() => Promise<string>) | null> = fc.option(
+  fc.oneof(
+    { arbitrary: fc.constantFrom(...USERS).map((sub) => () => signJwt({ sub, exp: now() + 600, followers_of: [...USERS] }, SECRETS[0])), weight: 4 },
+    fc.constantFrom(...USERS).map((sub) => () => signJwt({ sub, exp: now() + 86_400, followers_of: [USERS[0]] }, SECRETS[0])),
+    fc.tuple(fc.constantFrom(...USERS), fc.jsonValue({ maxDepth: 2 })).map(([sub, owners]) => () => signJwt({ sub, exp: now() + 600, followers_of: owners }, SECRETS[0])),
+    fc.array(idText, { maxLength: 5 }).map((owners) => () => signJwt({ sub: USERS[0], exp: now() + 600, followers_of: owners }, SECRETS[0])),
+    fc.constant(() => signJwt({ sub: USERS[0], exp: now() + 600, followers_of: Array.from({ length: 1001 }, (_, i) => String(i)) }, SECRETS[0])),
+    token,
+  ),
+  { freq: 3 },
+);
+
 const contentType = fc.option(
   fc.oneof(
     { arbitrary: fc.constant("application/json"), weight: 6 },
@@ -147,9 +171,14 @@ const segment = fc.oneof(
   idText.map(encodeURIComponent),
 );
 
+const SETTINGS_PATH = `/v1/admin/items/post/${ITEMS[0]}/settings`;
+const BLOCK_PATH = `/v1/admin/users/${USERS[0]}/blocks/${USERS[1]}`;
+
 const path = fc.oneof(
-  { arbitrary: fc.constantFrom("/v1/like", "/v1/save", "/v1/view", "/v1/share", "/v1/count", "/v1/counts", "/v1/has_liked", "/healthz", `/v1/admin/users/${USERS[0]}`), weight: 6 },
+  { arbitrary: fc.constantFrom("/v1/like", "/v1/save", "/v1/view", "/v1/share", "/v1/count", "/v1/counts", "/v1/has_liked", "/healthz", `/v1/admin/users/${USERS[0]}`, SETTINGS_PATH, BLOCK_PATH), weight: 6 },
   segment.map((s) => `/v1/admin/users/${s}`),
+  fc.tuple(segment, segment).map(([type, id]) => `/v1/admin/items/${type}/${id}/settings`),
+  fc.tuple(segment, segment).map(([user, blocked]) => `/v1/admin/users/${user}/blocks/${blocked}`),
   fc.tuple(fc.constantFrom("/v1/like", "/v1/count", "/v1/counts", "/v1/has_liked", "/v1/admin/users"), fc.constantFrom("/", "//", "/x", "%", "/%zz", "/..")).map(([p, s]) => p + s),
   fc.array(segment, { minLength: 0, maxLength: 5 }).map((parts) => `/${parts.join("/")}`),
 );
@@ -179,6 +208,11 @@ const route: fc.Arbitrary<[string, string]> = fc.oneof(
       ["POST", "/v1/counts"],
       ["POST", "/v1/has_liked"],
       ["GET", `/v1/admin/users/${USERS[0]}`],
+      ["PUT", SETTINGS_PATH],
+      ["GET", SETTINGS_PATH],
+      ["PUT", BLOCK_PATH],
+      ["DELETE", BLOCK_PATH],
+      ["GET", BLOCK_PATH],
     ),
     weight: 8,
   },
@@ -195,6 +229,7 @@ type Case = {
   origin: string | null;
   preflight: string | null;
   idempotencyKey: string | null;
+  grant: (() => Promise<string>) | null;
   body: string | Uint8Array | null;
 };
 
@@ -206,6 +241,7 @@ const requestCase: fc.Arbitrary<Case> = fc.record({
   origin: fc.option(fc.oneof(fc.constant("https://app.example"), fc.string({ maxLength: 30 })), { freq: 4 }),
   preflight: fc.option(fc.constantFrom("POST", "DELETE", "GET", "x"), { freq: 4 }),
   idempotencyKey: fc.option(fc.oneof(fc.uuid(), fc.string({ maxLength: 300 })), { freq: 3 }),
+  grant,
   body: fc.option(bodyText, { freq: 6 }),
 }).map(({ route: [method, path], ...rest }) => ({ method, path, ...rest }));
 
@@ -217,6 +253,7 @@ async function build(c: Case): Promise<Request | null> {
   if (c.origin !== null) headers.set("origin", headerSafe(c.origin));
   if (c.preflight !== null) headers.set("access-control-request-method", c.preflight);
   if (c.idempotencyKey !== null) headers.set("idempotency-key", headerSafe(c.idempotencyKey));
+  if (c.grant !== null) headers.set("x-plaudit-grant", headerSafe(await c.grant()));
   const upper = c.method.toUpperCase();
   const body = upper === "GET" || upper === "HEAD" ? null : c.body;
   try {
@@ -242,7 +279,7 @@ async function send(c: Case, settle = false): Promise<{ response: Response; text
   return { response, text };
 }
 
-// ---- the state a request could change ----
+// ---- the state a request could change: counts, like sets, the items' settings, blocks ----
 
 const KEYS = ITEMS.flatMap((id) => ITEM_TYPES.map((type) => itemKey(type, id)));
 
@@ -256,7 +293,9 @@ async function snapshot(): Promise<string> {
   // Toggle counts only: views and shares are buffered in the isolate and flushed
   // by whichever request comes next, so an accepted view can land during a later case.
   const toggles = counts.map((c) => TOGGLE_COUNTERS.map((counter) => c.counts[counter]));
-  return JSON.stringify({ toggles, likeSets });
+  const settings = await env.DB.prepare("SELECT * FROM item_settings WHERE item_id IN (?1, ?2) ORDER BY item_type, item_id").bind(...ITEMS).all();
+  const blocks = await env.DB.prepare("SELECT * FROM blocks WHERE blocker_id IN (?1, ?2) ORDER BY blocker_id, blocked_id").bind(...USERS).all();
+  return JSON.stringify({ toggles, likeSets, settings: settings.results, blocks: blocks.results });
 }
 
 const describeCase = (c: Case, status: number) => `${c.method} ${c.path}${c.query} -> ${status}`;
@@ -277,6 +316,7 @@ describe("bad input of every kind (fast-check, 1000 requests per property)", () 
         origin: null,
         preflight: null,
         idempotencyKey: null,
+        grant: null,
         body: JSON.stringify({ item_id: ITEMS[0], item_type: "post" }),
       });
       expect(liked?.response.status).toBe(200);

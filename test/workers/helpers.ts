@@ -62,8 +62,9 @@ export async function newUser(): Promise<{ id: string; token: string }> {
   return { id, token: await tokenFor(id) };
 }
 
-export const like = (token: string, item_id: string, item_type = "post") =>
-  call("POST", "/v1/like", { token, body: { item_id, item_type } });
+/** `grant`: the host app's X-Plaudit-Grant (docs/privacy.md). */
+export const like = (token: string, item_id: string, item_type = "post", grant?: string) =>
+  call("POST", "/v1/like", { token, body: { item_id, item_type }, ...(grant ? { headers: { "x-plaudit-grant": grant } } : {}) });
 
 export const unlike = (token: string, item_id: string, item_type = "post") =>
   call("DELETE", "/v1/like", { token, body: { item_id, item_type } });

@@ -75,6 +75,7 @@ describe("GET /openapi.json", () => {
         "forbidden",
         "invalid_request",
         "method_not_allowed",
+        "not_found",
         "payload_too_large",
         "rate_limited",
         "unauthorized",

@@ -3,6 +3,7 @@ import { config } from "../../shared/config";
 import { itemKey, zeroCounts, type ToggleCounter } from "../../shared/counters";
 import type { Context } from "hono";
 import { formatCount } from "../../shared/format";
+import { shownCount } from "../../shared/privacy";
 import { ItemRef, type LikeResponse, type SaveResponse } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
@@ -12,6 +13,7 @@ import { enforceWriteLimits } from "../limits/edge-limits";
 import { refused } from "../limits/refusals";
 import { botScore, standingOf } from "../limits/standing";
 import { tierLimits } from "../limits/tiers";
+import { itemAccess } from "../privacy/access";
 import { readJson } from "./validation";
 import type { AppEnv } from "../types";
 
@@ -28,7 +30,9 @@ function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): Tog
 
 /**
  * The handler of POST and DELETE /v1/like and /v1/save: one user's toggle,
- * answered with the status dedup decided, the count and its display form.
+ * answered with the status dedup decided, the count and its display form
+ * (null when the owner hides it; 0 for an item the user may not see, which
+ * only an unlike or unsave reaches: turning one on is refused first).
  */
 export function toggleHandler(counter: ToggleCounter, on: boolean) {
   return async (c: Context<AppEnv>) => {
@@ -38,9 +42,11 @@ export function toggleHandler(counter: ToggleCounter, on: boolean) {
     const principal = c.get("principal");
     const standing = standingOf(principal, botScore(c.req.raw), config(c.env));
     const limits = standing ? tierLimits(counter, standing.share, config(c.env)) : undefined;
-    const { status, count } = await setToggle(rt, principal.userId, ref, counter, on, limits);
+    const shown = await itemAccess(c.env, c.get("viewer"), itemKey(ref.item_type, ref.item_id), on ? "turn_on" : "turn_off");
+    const outcome = await setToggle(rt, principal.userId, ref, counter, on, limits);
+    const count = shownCount(outcome.count, shown);
     const flag = counter === "likes" ? "user_liked" : "user_saved";
-    return c.json({ status, count, count_formatted: formatCount(count), [flag]: on } as LikeResponse | SaveResponse);
+    return c.json({ status: outcome.status, count, count_formatted: count === null ? null : formatCount(count), [flag]: on } as LikeResponse | SaveResponse);
   };
 }
 

@@ -31,6 +31,13 @@ export const requireUser = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
+/** Public reads: no token is fine, but a token that is sent must be valid (a read may depend on who asks). */
+export const optionalUser = createMiddleware<AppEnv>(async (c, next) => {
+  const header = c.req.header("authorization");
+  if (header !== undefined) c.set("principal", await authenticate(header, c.env));
+  await next();
+});
+
 /** A valid service token (by its claim, or by the service key set): operators and trusted back ends. */
 export const requireService = createMiddleware<AppEnv>(async (c, next) => {
   const principal = await authenticate(c.req.header("authorization"), c.env);

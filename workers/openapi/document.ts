@@ -10,6 +10,7 @@ const DESCRIPTION = `Edge-first exact like counter: likes, unlikes, saves, views
 - Every error is \`{"error": "<code>", "message": "..."}\`, plus \`details\` (\`[{path, message}]\`, dotted paths) for validation errors and \`retry_after\` (seconds, also in \`Retry-After\`) for 429 and 503.
 - Checks run in this order and the first that fails answers: unknown path 404; known path with another method 405 (with \`Allow\`); missing or bad token 401; wrong role 403; body over 16 KiB 413; body not \`application/json\` 415; invalid body or query 400; rate limit 429.
 - Authentication: \`Authorization: Bearer <JWT>\`, either HS256 with a secret shared with the host app or a token of the host's identity provider (RS256, ES256 or EdDSA, keys from its JWKS, with the configured \`iss\` and \`aud\`); \`exp\` is required. The user is the token's user claim (\`sub\` by default), never a body field. Service endpoints need a service token (\`role: "service"\` by default, or a token of a separate service key set). See docs/auth.md.
+- Privacy (docs/privacy.md): the host app tells plaudit each item's owner, visibility (\`public\`, \`followers\`, \`private\`) and whether its counts are hidden. Reads check every item for the viewer (the bearer token's user, optional on public reads, plus an \`X-Plaudit-Grant\`): an item the viewer may not see reads as one nobody touched (counts 0, \`has_liked\` false) and liking or saving it is 404; hidden counts are \`null\` for everyone but the owner.
 - Unknown body fields are ignored.`;
 
 const BEARER = "bearerAuth";
@@ -19,6 +20,7 @@ const TAGS = [
   { name: "likes", description: "Per-user likes, exactly deduplicated" },
   { name: "counts", description: "Reading counters" },
   { name: "admin", description: "Operators' endpoints (service token)" },
+  { name: "privacy", description: "Item settings and blocks, told by the host app (service token); see docs/privacy.md" },
   { name: "meta", description: "Liveness and this reference" },
 ];
 
@@ -50,12 +52,22 @@ const IDEMPOTENCY_KEY = {
   schema: { type: "string", minLength: 1, maxLength: 255 },
 };
 
+const GRANT = {
+  name: "X-Plaudit-Grant",
+  in: "header",
+  required: false,
+  description:
+    "A short-lived JWT signed by the host app with the same keys as tokens, for the bearer token's user: `followers_of` lists the owners whose followers-only items this user may see. Needs the bearer token. See docs/privacy.md.",
+  schema: { type: "string" },
+};
+
 function operation(endpoint: Endpoint, components: SchemaComponents): JsonSchema {
   const { body, response } = endpoint;
   const params = [
     ...parameters(endpoint.params, "path"),
     ...parameters(endpoint.query, "query"),
     ...(endpoint.idempotencyKey ? [IDEMPOTENCY_KEY] : []),
+    ...(endpoint.viewer ? [GRANT] : []),
   ];
   const responses: Record<string, JsonSchema> = {
     [endpoint.upgrade ? "101" : "200"]: {

@@ -32,6 +32,11 @@ export type Endpoint = {
   upgrade?: boolean;
   /** Event endpoints: a client's retries of one call share an Idempotency-Key and count once. */
   idempotencyKey?: boolean;
+  /**
+   * Answers depend on who asks (docs/privacy.md): the optional X-Plaudit-Grant
+   * header is documented, and a token or grant that is sent and bad is a 401.
+   */
+  viewer?: boolean;
   response: {
     description: string;
     schema: z.ZodType;

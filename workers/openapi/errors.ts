@@ -41,7 +41,7 @@ export const ERROR_SPECS: Record<number, ErrorSpec> = {
   404: {
     name: "NotFound",
     code: "not_found",
-    description: "No such endpoint (or no such resource).",
+    description: "No such endpoint, or no such item for this user: one they may not see, or whose owner blocks them (the same answer, so neither is revealed).",
     example: { error: "not_found", message: "No such endpoint: /v1/nope." },
   },
   405: {
@@ -102,6 +102,7 @@ export const CLIENT_ERROR: ErrorSpec = {
 /** The statuses one endpoint can answer with, in the order its checks run. */
 export function errorStatuses(endpoint: Endpoint): number[] {
   const statuses = new Set<number>(AUTH_ERRORS[endpoint.auth]);
+  if (endpoint.viewer) statuses.add(401);
   if (endpoint.body) [413, 415, 400].forEach((s) => statuses.add(s));
   if (endpoint.params || endpoint.query) statuses.add(400);
   endpoint.errors?.forEach((s) => statuses.add(s));

@@ -2,7 +2,8 @@
  * The API's endpoints, one entry each: the OpenAPI document (`GET /openapi.json`,
  * `docs/openapi.json`) is generated from this list and the zod schemas it names.
  *
- * Adding an endpoint? Write the Hono route as usual, then add ONE entry here:
+ * Adding an endpoint? Write the Hono route as usual, then add ONE entry here
+ * (or in a list of related endpoints spread into ENDPOINTS, as PRIVACY_ENDPOINTS):
  * method, path in OpenAPI syntax (`{id}`, not `:id`), auth, the schemas the
  * route validates with and answers with (export them from shared/schemas.ts:
  * exported schemas become named components), and an example of each. Errors
@@ -38,6 +39,7 @@ import { config } from "../../shared/config";
 import { limitsView } from "../limits/tiers";
 import { LiveServerMessage } from "../../shared/live";
 import type { Endpoint } from "./endpoint";
+import { PRIVACY_ENDPOINTS } from "./privacy-endpoints";
 
 const AS_OF = "2026-11-30T09:00:00.000Z";
 
@@ -51,7 +53,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     tag: "likes",
     summary: "Like an item",
     description:
-      "Counts once per user, ever: a repeat answers `already_liked` and counts nothing. `count` is the item's total after this change. Every validated call counts against the user's rate limit.",
+      "Counts once per user, ever: a repeat answers `already_liked` and counts nothing. `count` is the item's total after this change; null when the item's owner hides its counts. An item the user may not see, or whose owner blocks the user, is 404 `not_found`. Every validated call counts against the user's rate limit.",
     auth: "user",
     body: ITEM_BODY,
     response: {
@@ -62,7 +64,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
         already_liked: { status: "already_liked", count: 1524, count_formatted: "1.5K", user_liked: true },
       },
     },
-    errors: [429, 503],
+    viewer: true,
+    errors: [404, 429, 503],
   },
   {
     method: "delete",
@@ -81,6 +84,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
         not_liked: { status: "not_liked", count: 1523, count_formatted: "1.5K", user_liked: false },
       },
     },
+    viewer: true,
     errors: [429, 503],
   },
   {
@@ -101,7 +105,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
         already_saved: { status: "already_saved", count: 3, count_formatted: "3", user_saved: true },
       },
     },
-    errors: [429, 503],
+    viewer: true,
+    errors: [404, 429, 503],
   },
   {
     method: "delete",
@@ -120,6 +125,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
         not_saved: { status: "not_saved", count: 2, count_formatted: "2", user_saved: false },
       },
     },
+    viewer: true,
     errors: [429, 503],
   },
   {
@@ -138,7 +144,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
       schema: EventResponse,
       examples: { counted: { status: "counted", count: 89234, count_formatted: "89.2K" } },
     },
-    errors: [429, 503],
+    viewer: true,
+    errors: [404, 429, 503],
   },
   {
     method: "post",
@@ -156,7 +163,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
       schema: EventResponse,
       examples: { counted: { status: "counted", count: 156, count_formatted: "156" } },
     },
-    errors: [429, 503],
+    viewer: true,
+    errors: [404, 429, 503],
   },
   {
     method: "get",
@@ -165,7 +173,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     tag: "counts",
     summary: "One item's counts",
     description:
-      "All four counters of an item. An item nobody touched has all counts 0 (not a 404). With `unique_viewers=true`, `counts` also has `unique_viewers`: distinct users who viewed the item, a HyperLogLog estimate (0.81 % standard error) as of the item's last snapshot in the regional store (a second or two behind).",
+      "All four counters of an item. An item nobody touched has all counts 0 (not a 404), and so has an item the viewer may not see. A bearer token is optional: with one, the owner reads counts they hide from others (null for everyone else). With `unique_viewers=true`, `counts` also has `unique_viewers` (where the counts are shown): distinct users who viewed the item, a HyperLogLog estimate (0.81 % standard error) as of the item's last snapshot in the regional store (a second or two behind).",
     auth: "none",
     query: { schema: CountQuery, example: { item_id: "456", item_type: "post" } },
     response: {
@@ -181,6 +189,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
         },
       },
     },
+    viewer: true,
     errors: [503],
   },
   {
@@ -212,6 +221,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
         partial: { counts: { "post:1": { likes: 1524, views: 89234 }, "reel:2": null }, took_ms: 40, partial: true },
       },
     },
+    viewer: true,
     errors: [503],
   },
   {
@@ -220,7 +230,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     operationId: "hasLiked",
     tag: "likes",
     summary: "Which items the caller likes",
-    description: "Exact, from the caller's own likes: never a false positive.",
+    description: "Exact, from the caller's own likes: never a false positive. An item the caller may not see answers false.",
     auth: "user",
     body: { schema: HasLikedRequest, examples: { two: { item_ids: ["1", "2"], item_type: "post" } } },
     response: {
@@ -228,6 +238,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       schema: HasLikedResponse,
       examples: { two: { liked: { "1": true, "2": false } } },
     },
+    viewer: true,
     errors: [503],
   },
   {
@@ -433,4 +444,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
     },
     errors: [503],
   },
+  ...PRIVACY_ENDPOINTS,
 ];

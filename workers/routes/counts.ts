@@ -1,11 +1,15 @@
 import { Hono } from "hono";
-import { COUNTER_TYPES, itemKey, type Counts, type CounterType } from "../../shared/counters";
+import { COUNTER_TYPES, itemKey, type CounterType } from "../../shared/counters";
+import { disclosure, shownCounts, type ShownCounts } from "../../shared/privacy";
 import { CountQuery, CountsRequest } from "../../shared/schemas";
 import { readCounts, readMany } from "../lib/count-reader";
 import { addUniqueViewers } from "../lib/history-reader";
 import { unavailable } from "../lib/errors";
 import { readJson, readQuery } from "../lib/validation";
+import { optionalUser } from "../middleware/auth";
 import { readLimit } from "../middleware/read-limit";
+import { identifyViewer } from "../middleware/viewer";
+import { readSettings } from "../privacy/item-settings";
 import type { AppEnv } from "../types";
 
 export const counts = new Hono<AppEnv>();
@@ -13,47 +17,60 @@ export const counts = new Hono<AppEnv>();
 /** Marks an answer served from the last known value because the regional store failed. */
 const STALE_HEADER = "x-stale-data";
 
-/** One item's four counters. An item nobody touched has all counts 0. */
-counts.get("/v1/count", readLimit, async (c) => {
+/**
+ * One item's four counters, as the viewer may read them. An item nobody
+ * touched has all counts 0, and so has an item the viewer may not see, as of
+ * now (its real time would hint that someone touched it).
+ */
+counts.get("/v1/count", readLimit, optionalUser, identifyViewer, async (c) => {
   const { item_id, item_type, unique_viewers } = readQuery(c, CountQuery);
   const key = itemKey(item_type, item_id);
-  const read = await readCounts({ env: c.env, ctx: c.executionCtx }, key, "/v1/count").catch(() => {
-    throw unavailable("The item's counts cannot be read right now.");
-  });
+  const [read, settings] = await Promise.all([
+    readCounts({ env: c.env, ctx: c.executionCtx }, key, "/v1/count").catch(() => {
+      throw unavailable("The item's counts cannot be read right now.");
+    }),
+    readSettings(c.env, [key]),
+  ]);
   if (read.stale) c.header(STALE_HEADER, "true");
-  const body: Partial<Counts> = { ...read.counts };
-  if (unique_viewers) await addUniqueViewers(c.env, { [key]: body }, "/v1/count");
+  const shown = disclosure(settings.get(key)!, c.get("viewer"));
+  const body: Partial<ShownCounts> = shownCounts(read.counts, shown);
+  if (unique_viewers && shown === "counts") await addUniqueViewers(c.env, { [key]: body }, "/v1/count");
   return c.json({
     item_id,
     item_type,
     counts: body,
     cached: read.cached,
-    as_of: new Date(read.asOf).toISOString(),
+    as_of: new Date(shown === "untouched" ? Date.now() : read.asOf).toISOString(),
   });
 });
 
-function pick(all: Counts, types: readonly CounterType[]): Partial<Counts> {
+function pick(all: ShownCounts, types: readonly CounterType[]): Partial<ShownCounts> {
   return Object.fromEntries(types.map((t) => [t, all[t]]));
 }
 
 /** Up to 100 items at once: what no cache holds comes from one query per D1 database, never from the objects. */
-counts.post("/v1/counts", readLimit, async (c) => {
+counts.post("/v1/counts", readLimit, optionalUser, identifyViewer, async (c) => {
   const started = Date.now();
   const { items, counter_types, unique_viewers } = await readJson(c, CountsRequest);
   const types = counter_types ? [...new Set(counter_types)] : COUNTER_TYPES;
   const keys = [...new Set(items.map((i) => itemKey(i.item_type, i.item_id)))];
-  const reads = await readMany({ env: c.env, ctx: c.executionCtx }, keys, "/v1/counts");
-  const result: Record<string, Partial<Counts> | null> = {};
+  const [reads, settings] = await Promise.all([readMany({ env: c.env, ctx: c.executionCtx }, keys, "/v1/counts"), readSettings(c.env, keys)]);
+  const viewer = c.get("viewer");
+  const result: Record<string, Partial<ShownCounts> | null> = {};
+  const revealed: Record<string, Partial<ShownCounts> | null> = {};
   let failed = 0;
   let stale = false;
   for (const key of keys) {
     const read = reads.get(key);
-    result[key] = read ? pick(read.counts, types) : null;
+    const shown = disclosure(settings.get(key)!, viewer);
+    result[key] = read ? pick(shownCounts(read.counts, shown), types) : null;
+    if (read && shown === "counts") revealed[key] = result[key];
     if (!read) failed++;
     stale ||= read?.stale === true;
   }
   if (failed === keys.length) throw unavailable("None of the items' counts can be read right now.");
   if (stale) c.header(STALE_HEADER, "true");
-  if (unique_viewers) await addUniqueViewers(c.env, result, "/v1/counts");
+  // Unique viewers only where every count is shown: an invisible or hidden item must not leak through them.
+  if (unique_viewers) await addUniqueViewers(c.env, revealed, "/v1/counts");
   return c.json({ counts: result, took_ms: Date.now() - started, ...(failed > 0 ? { partial: true } : {}) });
 });

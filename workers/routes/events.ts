@@ -2,6 +2,7 @@ import { Hono, type Context } from "hono";
 import type { EventPermit } from "../../shared/contracts";
 import { itemKey, type EventCounter } from "../../shared/counters";
 import { formatCount } from "../../shared/format";
+import { shownCount } from "../../shared/privacy";
 import { withRetries } from "../../shared/retries";
 import { IdempotencyKey, ItemRef, type EventResponse } from "../../shared/schemas";
 import { bumpCounts, lastKnownCounts, readCounts } from "../lib/count-reader";
@@ -10,6 +11,8 @@ import { recordEvent } from "../lib/event-buffer";
 import { userLikes } from "../lib/objects";
 import { readJson } from "../lib/validation";
 import { requireUser } from "../middleware/auth";
+import { identifyViewer } from "../middleware/viewer";
+import { itemAccess } from "../privacy/access";
 import type { AppEnv } from "../types";
 import { routeLabel } from "../metrics/route-label";
 
@@ -24,6 +27,8 @@ async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
     ]);
   }
   const { userId } = c.get("principal");
+  const key = itemKey(ref.item_type, ref.item_id);
+  const shown = await itemAccess(c.env, c.get("viewer"), key, "event");
   const permit = await withRetries(async (): Promise<EventPermit> => await userLikes(c.env, userId, routeLabel(c)).allowEvent(counter));
   if (!permit.allowed) {
     throw new ApiError(429, "rate_limited", `Too many ${counter} from this user; retry later.`, {
@@ -31,18 +36,21 @@ async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
     });
   }
   const rt = { env: c.env, ctx: c.executionCtx };
-  const key = itemKey(ref.item_type, ref.item_id);
   // Keys are scoped to the user and counter, so two users (or a view and a
   // share) can never cancel each other out by choosing the same key.
   const scopedKey = header.data === undefined ? undefined : `${counter}:${userId}:${header.data}`;
   await readCounts(rt, key).catch(() => undefined);
   const counted = recordEvent(rt, key, counter, scopedKey, counter === "views" ? userId : undefined);
-  const count = counted ? bumpCounts(rt, key, counter, 1)[counter] : (lastKnownCounts(key)?.counts[counter] ?? 0);
-  return c.json<EventResponse>({ status: "counted", count, count_formatted: formatCount(count) });
+  const total = counted ? bumpCounts(rt, key, counter, 1)[counter] : (lastKnownCounts(key)?.counts[counter] ?? 0);
+  const count = shownCount(total, shown);
+  return c.json<EventResponse>({ status: "counted", count, count_formatted: count === null ? null : formatCount(count) });
 }
 
-/** Count a view. Retried with the same Idempotency-Key within 24 hours, it counts once. */
-events.post("/v1/view", requireUser, (c) => countEvent(c, "views"));
+/**
+ * Count a view. Retried with the same Idempotency-Key within 24 hours, it
+ * counts once. A view of an item the user may not see is refused (404).
+ */
+events.post("/v1/view", requireUser, identifyViewer, (c) => countEvent(c, "views"));
 
 /** Count a share, with the same idempotency rule as views. */
-events.post("/v1/share", requireUser, (c) => countEvent(c, "shares"));
+events.post("/v1/share", requireUser, identifyViewer, (c) => countEvent(c, "shares"));

@@ -1,6 +1,7 @@
 import { PlauditError } from "./errors.js";
 import { backoffMs, RETRYABLE_STATUSES, retryAfterSeconds, sleep } from "./retry.js";
 import type {
+  BlockResult,
   CounterType,
   CountResult,
   CountsResult,
@@ -10,6 +11,8 @@ import type {
   HistoryResult,
   Id,
   ItemRef,
+  ItemSettingsInput,
+  ItemSettingsResult,
   ItemType,
   LikeResult,
   SaveResult,
@@ -36,6 +39,11 @@ export type ClientOptions = {
 
 export type CallOptions = {
   signal?: AbortSignal;
+  /**
+   * A grant signed by the host app (sent as X-Plaudit-Grant): the owners
+   * whose followers-only items this user may see. Reads and likes use it.
+   */
+  grant?: string;
   /** Overrides the client's `timeoutMs` for this call. */
   timeoutMs?: number;
 };
@@ -152,6 +160,31 @@ export class PlauditClient {
     return this.request("POST", "/v1/has_liked", { ...options, body: { item_ids: itemIds, item_type: itemType } });
   }
 
+  /** Sets an item's owner, visibility and hidden counts (service token); omitted fields take their defaults. */
+  setItemSettings(itemId: Id, itemType: ItemType, settings: ItemSettingsInput, options?: CallOptions): Promise<ItemSettingsResult> {
+    return this.request("PUT", `/v1/admin/items/${itemType}/${itemId}/settings`, { ...options, body: settings });
+  }
+
+  /** An item's settings (service token); an item never described is public with no owner. */
+  itemSettings(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<ItemSettingsResult> {
+    return this.request("GET", `/v1/admin/items/${itemType}/${itemId}/settings`, options);
+  }
+
+  /** Records that `userId` blocks `blockedId` (service token): the blocked user can no longer like or save their items. */
+  block(userId: Id, blockedId: Id, options?: CallOptions): Promise<BlockResult> {
+    return this.request("PUT", `/v1/admin/users/${userId}/blocks/${blockedId}`, options);
+  }
+
+  /** Lifts a block (service token). */
+  unblock(userId: Id, blockedId: Id, options?: CallOptions): Promise<BlockResult> {
+    return this.request("DELETE", `/v1/admin/users/${userId}/blocks/${blockedId}`, options);
+  }
+
+  /** Whether `userId` blocks `blockedId` (service token). */
+  blocking(userId: Id, blockedId: Id, options?: CallOptions): Promise<BlockResult> {
+    return this.request("GET", `/v1/admin/users/${userId}/blocks/${blockedId}`, options);
+  }
+
   /** The calls whose body is one item: like, unlike, save, unsave, view, share. */
   #onItem<T>(method: string, path: string, itemId: Id, itemType: ItemType, options?: CallOptions): Promise<T> {
     return this.request(method, path, { ...options, body: { item_id: itemId, item_type: itemType } });
@@ -201,6 +234,7 @@ export class PlauditClient {
     const token = typeof this.#token === "function" ? await this.#token() : this.#token;
     if (token) headers.set("authorization", `Bearer ${token}`);
     if (key) headers.set("idempotency-key", key);
+    if (options.grant) headers.set("x-plaudit-grant", options.grant);
     let body: string | undefined;
     if (options.body !== undefined) {
       headers.set("content-type", "application/json");

@@ -1,6 +1,7 @@
 export { PlauditClient, type CallOptions, type ClientOptions, type CountOptions, type RequestOptions } from "./client.js";
 export { PlauditError, type ErrorCode } from "./errors.js";
 export type {
+  BlockResult,
   CounterType,
   Counts,
   CountResult,
@@ -12,8 +13,12 @@ export type {
   HistoryResult,
   Id,
   ItemRef,
+  ItemSettingsInput,
+  ItemSettingsResult,
   ItemType,
   LikeResult,
   LiveMessage,
   SaveResult,
+  ShownCounts,
+  Visibility,
 } from "./types.js";

@@ -13,6 +13,8 @@ export type Counts = {
   /** Distinct users who viewed the item (an estimate, 0.81 % standard error); only when asked for. */
   unique_viewers?: number;
 };
+/** Counts as a reader sees them: each null when the item's owner hides them from everyone else. */
+export type ShownCounts = { likes: number | null; views: number | null; shares: number | null; saves: number | null };
 
 /** An id is an unsigned 64-bit integer as a canonical decimal string; a safe integer is accepted too. */
 export type Id = string | number;
@@ -20,35 +22,36 @@ export type ItemRef = { item_id: Id; item_type: ItemType };
 
 export type LikeResult = {
   status: "liked" | "already_liked" | "unliked" | "not_liked";
-  count: number;
-  count_formatted: string;
+  /** null when the item's owner hides its counts. */
+  count: number | null;
+  count_formatted: string | null;
   user_liked: boolean;
 };
 
 export type SaveResult = {
   status: "saved" | "already_saved" | "unsaved" | "not_saved";
-  count: number;
-  count_formatted: string;
+  count: number | null;
+  count_formatted: string | null;
   user_saved: boolean;
 };
 
 export type EventResult = {
   status: "counted";
-  count: number;
-  count_formatted: string;
+  count: number | null;
+  count_formatted: string | null;
 };
 
 export type CountResult = {
   item_id: string;
   item_type: ItemType;
-  counts: Counts;
+  counts: ShownCounts;
   cached: boolean;
   as_of: string;
 };
 
 export type CountsResult = {
   /** Keyed `item_type:item_id`; `null` for an item that could not be read. */
-  counts: Record<string, Partial<Counts> | null>;
+  counts: Record<string, Partial<ShownCounts> | null>;
   took_ms: number;
   partial?: true;
 };
@@ -69,6 +72,23 @@ export type LiveMessage =
   | { type: "error"; error: string; message: string; details?: ErrorDetail[] };
 
 export type HasLikedResult = { liked: Record<string, boolean> };
+
+export type Visibility = "public" | "followers" | "private";
+
+/** What the host app says about an item (service token); a field left out takes its default. */
+export type ItemSettingsInput = { owner_id?: Id | null; visibility?: Visibility; hide_counts?: boolean };
+
+export type ItemSettingsResult = {
+  item_id: string;
+  item_type: ItemType;
+  owner_id: string | null;
+  visibility: Visibility;
+  hide_counts: boolean;
+  /** null: never set (an unknown item: public, no owner). */
+  updated_at: string | null;
+};
+
+export type BlockResult = { blocker_id: string; blocked_id: string; blocking: boolean; since: string | null };
 
 export type ErrorDetail = { path: string; message: string };
 

@@ -1,0 +1,53 @@
+import { config } from "../../shared/config";
+import { unavailable } from "../lib/errors";
+import { TtlCache } from "./ttl-cache";
+
+/** "A blocks B" as this isolate last read it, keyed `A>B`. */
+const cache = new TtlCache<boolean>(10_000);
+const pair = (blocker: string, blocked: string) => `${blocker}>${blocked}`;
+
+/** When the block was recorded (ms), or null when there is none. Read from D1, never from the cache. */
+export async function storedBlock(env: Env, blocker: string, blocked: string): Promise<number | null> {
+  const row = await env.DB.prepare("SELECT created_at FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2")
+    .bind(blocker, blocked)
+    .first<{ created_at: number }>();
+  return row?.created_at ?? null;
+}
+
+/**
+ * Whether `blocker` blocks `blocked`: this isolate's cache, else one indexed
+ * D1 read. When D1 fails, the last answer known here; with none, 503.
+ */
+export async function isBlocked(env: Env, blocker: string, blocked: string): Promise<boolean> {
+  const key = pair(blocker, blocked);
+  const now = Date.now();
+  const hit = cache.get(key, now);
+  if (hit !== undefined) return hit;
+  try {
+    const answer = (await storedBlock(env, blocker, blocked)) !== null;
+    cache.put(key, answer, config(env).PRIVACY_CACHE_TTL_MS, now);
+    return answer;
+  } catch {
+    const known = cache.lastKnown(key);
+    if (known === undefined) throw unavailable("Blocks cannot be read right now.");
+    return known;
+  }
+}
+
+/** Records a block (again: keeps the first time). Returns when it was first recorded. */
+export async function recordBlock(env: Env, blocker: string, blocked: string, now: number): Promise<number> {
+  const row = await env.DB.prepare(
+    `INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?1, ?2, ?3)
+     ON CONFLICT (blocker_id, blocked_id) DO UPDATE SET created_at = created_at RETURNING created_at`,
+  )
+    .bind(blocker, blocked, now)
+    .first<{ created_at: number }>();
+  cache.put(pair(blocker, blocked), true, config(env).PRIVACY_CACHE_TTL_MS, now);
+  return row?.created_at ?? now;
+}
+
+/** Lifts a block; lifting one that does not exist is not an error. */
+export async function liftBlock(env: Env, blocker: string, blocked: string, now: number): Promise<void> {
+  await env.DB.prepare("DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2").bind(blocker, blocked).run();
+  cache.put(pair(blocker, blocked), false, config(env).PRIVACY_CACHE_TTL_MS, now);
+}

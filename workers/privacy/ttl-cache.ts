@@ -1,0 +1,34 @@
+/**
+ * A per-isolate map whose entries expire, bounded so that requests naming
+ * random ids cannot grow an isolate's memory without limit (the oldest entry
+ * goes first). A cache, never a source of truth: a miss reads D1. Expired
+ * entries stay until pushed out, as the last known value.
+ */
+export class TtlCache<V> {
+  readonly #entries = new Map<string, { value: V; expiresAt: number }>();
+
+  constructor(readonly maxEntries: number) {}
+
+  get(key: string, now: number): V | undefined {
+    const entry = this.#entries.get(key);
+    return entry && entry.expiresAt > now ? entry.value : undefined;
+  }
+
+  /** The value even when expired: what to serve when D1 cannot answer. */
+  lastKnown(key: string): V | undefined {
+    return this.#entries.get(key)?.value;
+  }
+
+  put(key: string, value: V, ttlMs: number, now: number): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, { value, expiresAt: now + ttlMs });
+    if (this.#entries.size > this.maxEntries) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+}
