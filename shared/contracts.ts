@@ -12,8 +12,8 @@ export type EventPermit = { allowed: true } | { allowed: false; retryAfter: numb
 export type ToggleResult =
   | { kind: "rate_limited"; retryAfter: number }
   | { kind: "unchanged" }
-  /** `counts` is null when the item side did not apply the change within the request. */
-  | { kind: "changed"; counts: Counts | null };
+  /** Committed by the user's object; the item side gets it after the answer. */
+  | { kind: "changed" };
 
 export type ItemSnapshot = { counts: Counts; asOf: number };
 
@@ -31,8 +31,12 @@ export type EventBatch = {
  */
 export type ChildReport = { likes: number; saves: number; seq: number; writes: number };
 
-/** A change's outcome: applied here, or refused because a new edge belongs to the children now. */
-export type ApplyResult = { status: "applied"; counts: Counts | null } | { status: "moved"; placement: Placement };
+/**
+ * A change's outcome: applied here, or refused because the edge belongs to a
+ * child: a new edge of a hot item (its child follows from the placement), or
+ * an edge the head handed over to child `home`.
+ */
+export type ApplyResult = { status: "applied"; counts: Counts | null } | { status: "moved"; placement: Placement; home?: number };
 
 export type ItemDescription = {
   counts: Counts;
