@@ -20,7 +20,8 @@ import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapsho
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { WriteRate } from "./lib/write-rate";
 
-const MIGRATIONS: readonly Migration[] = [
+/** Exported for the upgrade tests. */
+export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     sql: `
@@ -142,7 +143,8 @@ export class ItemCounter extends DurableObject<Env> {
   #state: HeadState = emptyHeadState();
   readonly #children: ChildReports;
   #rate: WriteRate;
-  readonly #handover: Handover;
+  /** Moves a hot head's edges to its children; public for its test hooks. */
+  readonly handover: Handover;
   readonly #work = new CommitBatcher<Work, ApplyResult | Placement>(
     (batch) => this.#commitWork(batch),
     () => config(this.env).ITEM_COMMIT_WINDOW_MS,
@@ -163,7 +165,7 @@ export class ItemCounter extends DurableObject<Env> {
       counts: () => this.#total(),
       settled: () => this.#settleAlarm(),
     });
-    this.#handover = new Handover(
+    this.handover = new Handover(
       {
         storage: this.#storage,
         emitter: this.emitter,
@@ -182,7 +184,7 @@ export class ItemCounter extends DurableObject<Env> {
     if (this.#state.placement.hot || this.#state.handing) {
       // Queued after the emitter read the stored alarm: a hot head always has its cooling check coming.
       ctx.blockConcurrencyWhile(async () => this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow)));
-      setTimeout(() => this.#handover.run(), 0);
+      setTimeout(() => this.handover.run(), 0);
     }
   }
 
@@ -256,7 +258,7 @@ export class ItemCounter extends DurableObject<Env> {
         this.#reportHot(Date.now());
         this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
       }
-      if (this.#state.placement.hot || this.#state.handing) this.#handover.run();
+      if (this.#state.placement.hot || this.#state.handing) this.handover.run();
     } catch (error) {
       log("error", "cooling_check_failed", { error: String(error) });
       this.emitter.scheduleAlarm(Date.now() + RETRY_MS);
@@ -372,7 +374,7 @@ export class ItemCounter extends DurableObject<Env> {
     this.#state = { ...this.#state, placement };
     if (placement.hot) {
       this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
-      this.#handover.run();
+      this.handover.run();
     }
     log("info", placement.hot ? "item_split" : "item_merged", { shards: placement.shards });
     metrics.count(placement.hot ? "shard_splits_total" : "shard_merges_total");

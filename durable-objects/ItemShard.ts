@@ -13,7 +13,8 @@ import { Soon } from "./lib/soon";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { scheduleFlush } from "../metrics/flush";
 
-const MIGRATIONS: readonly Migration[] = [
+/** Exported for the upgrade tests. */
+export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     sql: `

@@ -15,7 +15,8 @@ import { Soon } from "./lib/soon";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 
-const MIGRATIONS: readonly Migration[] = [
+/** Exported for the upgrade tests. */
+export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     sql: `
