@@ -40,8 +40,8 @@ describe("object migrations", () => {
     });
     await abortAllDurableObjects();
     await runInDurableObject(userStub(user), (_, state) => {
-      const row = state.storage.sql.exec("SELECT user, inc, seq, tats FROM state").one();
-      expect(row).toEqual({ user, inc: 1, seq: 7, tats: JSON.stringify({ "likes:minute": 1, "likes:day": 2 }) });
+      const row = state.storage.sql.exec<{ user: string; inc: number; seq: number; tats: string }>("SELECT user, inc, seq, tats FROM state").one();
+      expect({ ...row, tats: JSON.parse(row.tats) }).toEqual({ user, inc: 1, seq: 7, tats: { "likes:minute": 1, "likes:day": 2 } });
       const tables = state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE name IN ('meta', 'rate')").toArray();
       expect(tables).toEqual([]);
     });
