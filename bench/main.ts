@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 // @ts-expect-error: a plain ES module shared with scripts/start.mjs
 import { readDevVars } from "../scripts/dev-vars.mjs";
 import { awaitConvergence, awaitOutboxesDrained, settleUndecided } from "./lib/checks";
+import { costsBetween, costsTable, settledMetrics, watchIdle } from "./lib/costs";
 import { HttpClient } from "./lib/http";
 import { LikeModel } from "./lib/model";
 import { hotItemShare, idRange, likeCounts, serviceToken, userTokens } from "./lib/plaudit";
@@ -41,6 +42,7 @@ const USAGE = `usage: npm run bench -- [options]
   --var NAME=VALUE       with --start: a setting for the server (repeatable), e.g.
                          --var HOT_WRITES_PER_SEC=20 --var READ_CACHE_EDGE_TTL_MS=0
   --converge-seconds N   how long counts may take to converge after the run (default 60)
+  --idle-seconds N       after the run, watch this long for work an idle system should not do (default 300; 0: skip)
   --max-error-rate F     errors (5xx, lost answers) allowed, as a share of requests (default 0)
   --random-seed N        seed of the generator's choices (default: random)
   --out DIR              where reports go (default bench/results)`;
@@ -62,6 +64,7 @@ function options() {
       start: { type: "boolean", default: false },
       var: { type: "string", multiple: true, default: [] },
       "converge-seconds": { type: "string", default: "60" },
+      "idle-seconds": { type: "string", default: "300" },
       "max-error-rate": { type: "string", default: "0" },
       "random-seed": { type: "string", default: String(Math.floor(Math.random() * 2 ** 31)) },
       out: { type: "string", default: join(root, "bench", "results") },
@@ -96,6 +99,7 @@ function options() {
     duplicateShare: num("duplicate-share", 0, 1, false),
     seedLikes: num("seed-likes", 0, 1_000_000),
     convergeSeconds: num("converge-seconds", 1, 3600),
+    idleSeconds: num("idle-seconds", 0, 3600),
     maxErrorRate: num("max-error-rate", 0, 1, false),
     randomSeed: num("random-seed", 0, 2 ** 32),
     url: values.url,
@@ -261,6 +265,8 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
 
   ctx.readsExact = scenario.mix.every((m) => m.op.kind === "read");
   console.error(`${scenario.name}: ${scenario.description}; ${opts.seconds} s, ${opts.connections} connections, ${opts.users} users, ${opts.items} items`);
+  const service = await serviceToken(secret);
+  const metricsBefore = await settledMetrics(http, service);
   const recorder = (ctx.recorder = new Recorder());
   const deadline = performance.now() + opts.seconds * 1000;
   const stopProgress = progress(recorder, opts.seconds);
@@ -276,7 +282,10 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   const convergence = await settleAndConverge(ctx, tokens, opts.convergeSeconds);
   const writers = [...new Set(model.items().flatMap((item) => model.usersOf(item)))];
   const outbox = writers.length > 0 ? await awaitOutboxesDrained(http, await serviceToken(secret), writers, opts.convergeSeconds * 1000) : null;
-  const hotItem = model.items().includes(ctx.picker.hot) ? await hotItemShare(http, await serviceToken(secret), ctx.picker.hot) : null;
+  const hotItem = model.items().includes(ctx.picker.hot) ? await hotItemShare(http, service, ctx.picker.hot) : null;
+  const costs = costsBetween(metricsBefore, await settledMetrics(http, service));
+  if (opts.idleSeconds > 0) console.error(`watching the idle system for ${opts.idleSeconds} s...`);
+  const idle = opts.idleSeconds > 0 ? await watchIdle(http, service, opts.idleSeconds) : null;
   http.close();
 
   const summary = recorder.summary(seconds);
@@ -307,12 +316,16 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
       outboxesDrained: outbox ? outbox.drained : null,
     },
     hotItem,
+    costs,
+    idle,
   };
   console.log(summaryTable(report));
+  console.log(costsTable(costs, idle));
   if (hotItem) {
     console.log(
       `hot item ${hotItem.item}: ${hotItem.hot ? `split into ${hotItem.shards} children` : "not split"}; ` +
-        `the head served ${hotItem.headApplies} of ${hotItem.writes} write calls (${(hotItem.headShare * 100).toFixed(1)} %)`,
+        `the head served ${hotItem.headApplies} of ${hotItem.writes} write calls (${(hotItem.headShare * 100).toFixed(1)} %) ` +
+        `and made ${hotItem.headCommits} commits (${(hotItem.headCommits / seconds).toFixed(1)} a second over the run)`,
     );
   }
   for (const v of recorder.violations.slice(0, 10)) console.log(`  wrong: ${v}`);

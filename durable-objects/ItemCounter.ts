@@ -152,7 +152,7 @@ export class ItemCounter extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#storage = new MeteredStorage(ctx.storage, "item_counter");
+    this.#storage = new MeteredStorage(ctx.storage, "item_counter", () => scheduleFlush(env, ctx));
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
     this.#children = new ChildReports(this.#storage.sql);
     this.#events = new EventCounters(this.#storage.sql, () => this.#schema.ready);
@@ -275,7 +275,7 @@ export class ItemCounter extends DurableObject<Env> {
       shards: this.#state.placement.shards,
       children: this.#children.describe(),
       writes_per_sec: this.#rate.displayed(now),
-      calls: { applies: this.stats.applies, refused: this.stats.refused, reports: this.stats.reports, reads: this.stats.reads },
+      calls: (({ applies, refused, reports, reads, commits }) => ({ applies, refused, reports, reads, commits }))(this.stats),
     };
   }
 

@@ -116,7 +116,7 @@ export class ItemShard extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#storage = new MeteredStorage(ctx.storage, "item_shard");
+    this.#storage = new MeteredStorage(ctx.storage, "item_shard", () => scheduleFlush(env, ctx));
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
     // A child is named `post:123#3` (shardObjectName), which the runtime gives back as ctx.id.name.
     const name = ctx.id.name;

@@ -112,7 +112,7 @@ export class UserLikes extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#storage = new MeteredStorage(ctx.storage, "user_likes");
+    this.#storage = new MeteredStorage(ctx.storage, "user_likes", () => scheduleFlush(env, ctx));
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
     this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
     if (!this.#schema.ready) return;

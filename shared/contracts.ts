@@ -44,6 +44,9 @@ export type ItemDescription = {
   shards: number;
   children: { index: number; likes: number; saves: number; seq: number; writes: number; reported_at: string }[];
   writes_per_sec: number;
-  /** Calls the head served since it started: after a split, `applies` should be a small share of the item's writes. */
-  calls: { applies: number; refused: number; reports: number; reads: number };
+  /**
+   * Calls the head served since it started (after a split, `applies` should
+   * be a small share of the item's writes), and the commits it made.
+   */
+  calls: { applies: number; refused: number; reports: number; reads: number; commits: number };
 };

@@ -2,6 +2,7 @@
 // HTML file (inline SVG charts, no scripts, no CDN) under bench/results/.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Costs, IdleWatch } from "./costs";
 import type { HotItemShare } from "./plaudit";
 import { PERCENTILES, type Summary } from "./recorder";
 
@@ -28,6 +29,10 @@ export type Report = {
   };
   /** How the hot item's writes were spread over its head and children (null when it was not written). */
   hotItem: HotItemShare | null;
+  /** Per-like costs from /metrics deltas over the run (and its convergence). */
+  costs: Costs;
+  /** What the system did while idle after the load (null: not watched). */
+  idle: IdleWatch | null;
 };
 
 export function summaryTable(report: Report): string {

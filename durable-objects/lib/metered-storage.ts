@@ -18,9 +18,11 @@ export class MeteredStorage {
   /** The query interface handed to code that runs inside `commit` (and to reads). */
   readonly sql: Sql = { exec: ((query: string, ...bindings: unknown[]) => this.#exec(query, ...bindings)) as Sql["exec"] };
 
+  /** `recorded` runs after each count, so the object sends its metrics (metrics/flush.ts). */
   constructor(
     private readonly storage: DurableObjectStorage,
     readonly object: ObjectKind,
+    private readonly recorded: () => void,
   ) {}
 
   /** One transaction, one commit: a throw rolls back everything `fn` wrote. */
@@ -32,6 +34,7 @@ export class MeteredStorage {
       const rows = this.#cursors.reduce((n, cursor) => n + cursor.rowsWritten, 0);
       metrics.count("storage_commits_total", { object: this.object });
       if (rows > 0) metrics.count("storage_rows_written_total", { object: this.object }, rows);
+      this.recorded();
       return result;
     } finally {
       this.#cursors = null;
@@ -57,11 +60,14 @@ export class MeteredStorage {
   /** The alarm fired: the platform cleared it. */
   alarmFired(): void {
     this.#alarmAt = null;
+    metrics.count("storage_alarms_run_total", { object: this.object });
+    this.recorded();
   }
 
   setAlarm(at: number): void {
     this.#alarmAt = at;
     metrics.count("storage_alarms_set_total", { object: this.object });
+    this.recorded();
     void this.storage.setAlarm(at);
   }
 
