@@ -25,14 +25,8 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     sql: `
-      CREATE TABLE edges (
-        user    TEXT    NOT NULL,
-        counter TEXT    NOT NULL,
-        state   INTEGER NOT NULL,
-        inc     INTEGER NOT NULL,
-        seq     INTEGER NOT NULL,
-        PRIMARY KEY (user, counter)
-      ) WITHOUT ROWID;
+      CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+        seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
       CREATE TABLE counts (counter TEXT PRIMARY KEY, value INTEGER NOT NULL);
       CREATE TABLE meta (key TEXT PRIMARY KEY, value);
     `,
@@ -61,14 +55,8 @@ export const MIGRATIONS: readonly Migration[] = [
     id: 4,
     // The emitter's outbox (lib/emitter.ts): each edge's newest unacknowledged version, and the snapshot sequences.
     sql: `
-      CREATE TABLE emit_edges (
-        user    TEXT    NOT NULL,
-        counter TEXT    NOT NULL,
-        state   INTEGER NOT NULL,
-        inc     INTEGER NOT NULL,
-        seq     INTEGER NOT NULL,
-        PRIMARY KEY (user, counter)
-      ) WITHOUT ROWID;
+      CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+        seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
       CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
     `,
   },

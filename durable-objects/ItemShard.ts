@@ -18,31 +18,17 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     sql: `
-      CREATE TABLE edges (
-        user    TEXT    NOT NULL,
-        counter TEXT    NOT NULL,
-        state   INTEGER NOT NULL,
-        inc     INTEGER NOT NULL,
-        seq     INTEGER NOT NULL,
-        PRIMARY KEY (user, counter)
-      ) WITHOUT ROWID;
+      CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+        seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
       CREATE TABLE meta (key TEXT PRIMARY KEY, value);
     `,
   },
+  // The emitter's outbox (lib/emitter.ts).
   {
     id: 2,
-    // The emitter's outbox (lib/emitter.ts).
-    sql: `
-      CREATE TABLE emit_edges (
-        user    TEXT    NOT NULL,
-        counter TEXT    NOT NULL,
-        state   INTEGER NOT NULL,
-        inc     INTEGER NOT NULL,
-        seq     INTEGER NOT NULL,
-        PRIMARY KEY (user, counter)
-      ) WITHOUT ROWID;
-      CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-    `,
+    sql: `CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+            seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
+          CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);`,
   },
   {
     id: 3,
@@ -50,24 +36,13 @@ export const MIGRATIONS: readonly Migration[] = [
     // report the head acknowledged, so a woken child does not report again.
     sql: `
       CREATE TABLE state (
-        id     INTEGER PRIMARY KEY CHECK (id = 1),
-        item   TEXT,
-        idx    INTEGER NOT NULL,
-        likes  INTEGER NOT NULL,
-        saves  INTEGER NOT NULL,
-        seq    INTEGER NOT NULL,
-        writes INTEGER NOT NULL,
-        acked  INTEGER NOT NULL
+        id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT, idx INTEGER NOT NULL, likes INTEGER NOT NULL,
+        saves INTEGER NOT NULL, seq INTEGER NOT NULL, writes INTEGER NOT NULL, acked INTEGER NOT NULL
       );
-      INSERT INTO state (id, item, idx, likes, saves, seq, writes, acked)
-        SELECT 1,
-               (SELECT value FROM meta WHERE key = 'item'),
-               coalesce((SELECT value FROM meta WHERE key = 'index'), 0),
-               coalesce((SELECT value FROM meta WHERE key = 'likes'), 0),
-               coalesce((SELECT value FROM meta WHERE key = 'saves'), 0),
-               coalesce((SELECT value FROM meta WHERE key = 'seq'), 0),
-               coalesce((SELECT value FROM meta WHERE key = 'writes'), 0),
-               0;
+      INSERT INTO state (id, item, idx, likes, saves, seq, writes, acked) SELECT 1, (SELECT value FROM meta WHERE key = 'item'),
+        coalesce((SELECT value FROM meta WHERE key = 'index'), 0), coalesce((SELECT value FROM meta WHERE key = 'likes'), 0),
+        coalesce((SELECT value FROM meta WHERE key = 'saves'), 0), coalesce((SELECT value FROM meta WHERE key = 'seq'), 0),
+        coalesce((SELECT value FROM meta WHERE key = 'writes'), 0), 0;
       DROP TABLE meta;
     `,
   },

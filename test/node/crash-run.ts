@@ -3,6 +3,8 @@
 // survived. Every answer is recorded in the exact model (bench/lib/model.ts):
 // an acknowledged action must survive; a request in flight at the kill may
 // or may not have landed, and has_liked after the restart decides which.
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { awaitConvergence, awaitOutboxesDrained, checkLikeSets, settleUndecided, type Convergence } from "../../bench/lib/checks";
 import { HttpClient } from "../../bench/lib/http";
 import { LikeModel } from "../../bench/lib/model";
@@ -34,6 +36,16 @@ export type CrashRunOptions = {
   /** Settings beyond the raised rate limits. */
   vars?: Record<string, string>;
 };
+
+const ARTIFACTS = join(import.meta.dirname, "..", "artifacts");
+
+/** A crash run whose phase timings go to test/artifacts/<logName>, to see where a slow run spent its time. */
+export async function loggedCrashRun(logName: string, options: Omit<CrashRunOptions, "log">): Promise<CrashRound[]> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const logFile = join(ARTIFACTS, logName);
+  writeFileSync(logFile, "");
+  return await crashRun({ ...options, log: (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`) });
+}
 
 const LIMITS = { RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_PER_DAY: "100000000" };
 const SETTLE_TIMEOUT_MS = 30_000;
