@@ -287,7 +287,6 @@ export class ItemCounter extends DurableObject<Env> {
       throw new Error("injected apply failure");
     }
     const now = Date.now();
-    this.#schema.ensure();
     const sql = this.#storage.sql;
     const reports = this.#children.newer(batch.flatMap((w) => ("report" in w ? [[w.report.index, w.report.report] as const] : [])));
     for (const [index, report] of reports) this.#rate.record(this.#children.newWrites(index, report), now);
@@ -306,6 +305,7 @@ export class ItemCounter extends DurableObject<Env> {
     const events = this.#events.pending;
     const idle = accepted.length === 0 && reports.size === 0 && !flip && !events && !this.emitter.unfolded;
     if (!idle) this.#commit(() => {
+      this.#schema.ensure();
       this.emitter.fold();
       let changed = events || flip !== null;
       for (const change of accepted) {
@@ -332,9 +332,9 @@ export class ItemCounter extends DurableObject<Env> {
 
   /** Why this head refuses an edge: handed over to a child, or new while the item is hot; null when it is held here. */
   #refusal(change: EdgeChange, placement: Placement): ApplyResult | null {
-    const held = this.#storage.sql
-      .exec<{ moved: number | null }>("SELECT moved FROM edges WHERE user = ? AND counter = ?", change.user, change.counter)
-      .toArray()[0];
+    const held = this.#schema.ready
+      ? this.#storage.sql.exec<{ moved: number | null }>("SELECT moved FROM edges WHERE user = ? AND counter = ?", change.user, change.counter).toArray()[0]
+      : undefined;
     const refused: ApplyResult | null =
       held?.moved != null ? { status: "moved", placement, home: held.moved } : !held && placement.hot ? { status: "moved", placement } : null;
     if (refused) this.stats.refused++;

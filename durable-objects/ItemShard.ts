@@ -161,7 +161,6 @@ export class ItemShard extends DurableObject<Env> {
   }
 
   #commitApplies(batch: readonly Work[]): ApplyResult[] {
-    this.#schema.ensure();
     const sql = this.#storage.sql;
     const next = { ...this.#state, acked: this.#ackedSeq };
     if (next.item === null && this.#identity) {
@@ -169,6 +168,7 @@ export class ItemShard extends DurableObject<Env> {
       next.index = this.#identity.index;
     }
     this.#storage.commit(() => {
+      this.#schema.ensure();
       this.emitter.fold();
       for (const { changes, adopted } of batch) {
         for (const change of changes) {

@@ -136,10 +136,10 @@ export class UserLikes extends DurableObject<Env> {
     const decision = decide(this.#toggleLimits(request.counter), this.#tats, now);
     if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
 
-    this.#schema.ensure();
     const want = request.on ? 1 : 0;
     const tats = new Map([...this.#tats, ...decision.next]);
     const written = this.#storage.commit(() => {
+      this.#schema.ensure();
       const sql = this.#storage.sql;
       this.#deleteDelivered();
       const current = sql

@@ -25,6 +25,11 @@ export class MeteredStorage {
     private readonly recorded: () => void,
   ) {}
 
+  /** A commit is open: work done now joins it. */
+  get inCommit(): boolean {
+    return this.#cursors !== null;
+  }
+
   /** One transaction, one commit: a throw rolls back everything `fn` wrote. */
   commit<T>(fn: () => T): T {
     if (this.#cursors !== null) return fn();

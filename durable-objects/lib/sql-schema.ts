@@ -1,7 +1,10 @@
 import type { Sql } from "./metered-storage";
 
-/** An object's storage as migrations use it: the platform's, or a metered one. */
-export type SchemaStorage = { sql: Sql; transactionSync<T>(fn: () => T): T };
+/**
+ * An object's storage as migrations use it: the platform's, or a metered one
+ * (`inCommit`: a commit is open, so the migrations join it).
+ */
+export type SchemaStorage = { sql: Sql; transactionSync<T>(fn: () => T): T; readonly inCommit?: boolean };
 
 /**
  * An object's SQLite schema as numbered migrations that only grow.
@@ -32,6 +35,8 @@ export function checkMigrations(migrations: readonly Migration[]): void {
  */
 export class SqlSchema {
   #ready: boolean;
+  /** Created inside a commit that may yet roll back: checked again before it is trusted. */
+  #unconfirmed = false;
 
   constructor(
     private readonly storage: SchemaStorage,
@@ -44,12 +49,21 @@ export class SqlSchema {
 
   /** False until the object's first write created its tables. */
   get ready(): boolean {
+    if (this.#unconfirmed && !this.storage.inCommit) {
+      this.#unconfirmed = false;
+      this.#ready = this.#exists();
+    }
     return this.#ready;
   }
 
-  /** Creates the schema if missing; call before the first write. */
+  /**
+   * Creates the schema if missing; call before the first write. Inside an
+   * open commit the migrations ride on it: an object's first write is one
+   * commit, not two.
+   */
   ensure(): void {
-    if (this.#ready) return;
+    if (this.ready) return;
+    this.#unconfirmed = this.storage.inCommit === true;
     this.#applyPending();
     this.#ready = true;
   }
