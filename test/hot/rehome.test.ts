@@ -3,13 +3,15 @@ import { describe, expect, it } from "vitest";
 import { forgetPlacement } from "../../durable-objects/lib/placement-cache";
 import { childFor } from "../../shared/placement";
 import { call, freshId, json, like, newUser } from "../workers/helpers";
-import { SHARDS, head, makeHot, settledLikes, homeOf } from "./hot-helpers";
+import { SHARDS, delivered, head, makeHot, settledLikes, homeOf } from "./hot-helpers";
 
 describe("hot items re-home", () => {
   it("re-homes, records and counts once a like sent with a stale shard map", async () => {
     const id = freshId();
     const key = `post:${id}`;
     const before = await makeHot(id);
+    // The wave's own refusals land after their answers: let them finish before counting.
+    expect(await delivered(before.map((u) => u.id))).toBe(true);
     forgetPlacement(key);
     const refusedBefore = await runInDurableObject(head(key), (instance) => instance.stats.refused);
     const late = await newUser();
