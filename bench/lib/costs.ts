@@ -126,7 +126,7 @@ export function costsTable(costs: Costs, idle: IdleWatch | null): string {
   ];
   if (idle) {
     lines.push(
-      `idle for ${idle.seconds} s after the load: ${idle.queueMessages} queue messages, ${idle.alarmsSet} alarms set, ` +
+      `idle for ${idle.seconds} s after the load: ${idle.queueMessages} queue messages, ${idle.alarmsSet} alarms set, ${idle.alarmsRun} alarms run, ` +
         `${idle.commits} commits, ${idle.objectCalls} object calls`,
     );
   }
