@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 // @ts-expect-error: a plain ES module shared with scripts/start.mjs
 import { readDevVars } from "../scripts/dev-vars.mjs";
 import { awaitConvergence, awaitOutboxesDrained, settleUndecided } from "./lib/checks";
-import { costsBetween, costsTable, settledMetrics, watchIdle } from "./lib/costs";
+import { costsBetween, costsTable, settledMetrics, watchIdle } from "./lib/write-costs";
 import { HttpClient } from "./lib/http";
 import { LikeModel } from "./lib/model";
 import { hotItemShare, idRange, likeCounts, serviceToken, userTokens } from "./lib/plaudit";

@@ -60,8 +60,9 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
     `,
   },
+  { id: 5, sql: "CREATE TABLE unique_viewers (id INTEGER PRIMARY KEY CHECK (id = 1), sketch BLOB NOT NULL);" },
   {
-    id: 5,
+    id: 6,
     // Single-value state in one row (a commit rewrites one row, not one per
     // counter and setting), and the child each handed-over edge went to.
     sql: `

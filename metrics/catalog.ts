@@ -22,7 +22,6 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_storage_alarms_set_total: "setAlarm calls by Durable Objects (each billed as a row written), by object kind.",
   plaudit_storage_alarms_run_total: "Alarms that fired in Durable Objects (each a billed request), by object kind.",
   plaudit_object_calls_total: "Calls to Durable Objects (each a billed request), by caller and object kind.",
-  plaudit_d1_rows_written_total: "Rows the aggregator wrote to D1 (the batches' rows_written, index rows included).",
   plaudit_central_store_writes_total: "Conditional writes to the central store, by outcome (written, or stale: it already held something newer).",
   plaudit_queue_messages_total: "Queue messages by queue and event (sent, consumed, retried, dead_lettered).",
   plaudit_aggregator_lag_seconds: "Age of the oldest change the aggregator has not yet written to the stores.",

@@ -2,7 +2,7 @@
 // HTML file (inline SVG charts, no scripts, no CDN) under bench/results/.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Costs, IdleWatch } from "./costs";
+import type { Costs, IdleWatch } from "./write-costs";
 import type { HotItemShare } from "./plaudit";
 import { PERCENTILES, type Summary } from "./recorder";
 

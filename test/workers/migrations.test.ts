@@ -53,10 +53,10 @@ describe("object migrations", () => {
     });
   });
 
-  it("upgrades an item head created at migration 4, with counts, placement and edges in it, to one state row", async () => {
+  it("upgrades an item head created at migration 5, with counts, placement and edges in it, to one state row", async () => {
     const key = `post:${freshId()}`;
     await runInDurableObject(itemStub(key), (_, state) => {
-      new SqlSchema(state.storage, upTo(ITEM_MIGRATIONS, 4)).ensure();
+      new SqlSchema(state.storage, upTo(ITEM_MIGRATIONS, 5)).ensure();
       const sql = state.storage.sql;
       sql.exec("INSERT INTO counts (counter, value) VALUES ('likes', 2), ('views', 40)");
       sql.exec("INSERT INTO meta (key, value) VALUES ('shards', 16)");

@@ -1,4 +1,3 @@
-import { metrics } from "../../metrics/recorder";
 import { COUNTER_TYPES, zeroCounts, type Counts } from "../../shared/counters";
 import type { CountSnapshot } from "../../shared/emissions";
 
@@ -22,13 +21,12 @@ export async function writeSnapshots(db: D1Database, snapshots: ReadonlyMap<stri
        SET count = excluded.count, seq = excluded.seq, updated_at = excluded.updated_at
        WHERE excluded.seq > counters.seq`,
   );
-  const results = await db.batch(
+  await db.batch(
     [...snapshots].map(([item, { seq, counts }]) => {
       const [type, id] = splitItem(item);
       return statement.bind(...COUNTER_TYPES.flatMap((counter) => [type, id, counter, counts[counter], seq, now]));
     }),
   );
-  metrics.count("d1_rows_written_total", {}, results.reduce((n, result) => n + (result.meta.rows_written ?? 0), 0));
 }
 
 /** The item's stored snapshot; `seq` is the oldest of its rows, so a partly old row never looks current. */
