@@ -26,6 +26,7 @@ import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
 import { referenceTable, runReferences } from "./lib/reference";
 import { options, type Options } from "./options";
+import { costsBetween, costsTable, settledMetrics, watchIdle } from "./lib/write-costs";
 import { isLiveRun, runLiveBench } from "./scenarios/live";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -144,6 +145,7 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   }
   console.error(`${scenario.name}: ${scenario.description}; ${opts.seconds} s, ${opts.connections} connections, ${opts.users} users, ${opts.items} items`);
   const service = await serviceToken(secret);
+  const metricsBefore = await settledMetrics(http, service);
   const costsBefore = await readCosts(http, service);
   const { recorder, seconds } = await timedPhase(ctx, users, scenario, opts);
   const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
@@ -167,6 +169,9 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   const writers = [...new Set(model.items().flatMap((item) => model.usersOf(item)))];
   const outbox = writers.length > 0 ? await awaitOutboxesDrained(http, service, writers, opts.convergeSeconds * 1000) : null;
   const hotItem = model.items().includes(ctx.picker.hot) ? await hotItemShare(http, service, ctx.picker.hot) : null;
+  const writeCosts = costsBetween(metricsBefore, await settledMetrics(http, service));
+  if (opts.idleSeconds > 0) console.error(`watching the idle system for ${opts.idleSeconds} s...`);
+  const idle = opts.idleSeconds > 0 ? await watchIdle(http, service, opts.idleSeconds) : null;
   http.close();
   const summary = recorder.summary(seconds);
   const reference = opts.reference
@@ -203,12 +208,16 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
     readCosts: costs,
     storeLag: lag,
     reference,
+    costs: writeCosts,
+    idle,
   };
   console.log(summaryTable(report));
+  console.log(costsTable(writeCosts, idle));
   if (hotItem) {
     console.log(
       `hot item ${hotItem.item}: ${hotItem.hot ? `split into ${hotItem.shards} children` : "not split"}; ` +
-        `the head served ${hotItem.headApplies} of ${hotItem.writes} write calls (${(hotItem.headShare * 100).toFixed(1)} %)`,
+        `the head served ${hotItem.headApplies} of ${hotItem.writes} write calls (${(hotItem.headShare * 100).toFixed(1)} %) ` +
+        `and made ${hotItem.headCommits} commits (${(hotItem.headCommits / seconds).toFixed(1)} a second over the run)`,
     );
   }
   if (costs) console.log(`read routes, per ${scenario.name === "feed" ? "feed" : "request"}: ${costs.objectCalls} object calls, ${costs.d1Queries} D1 queries, ${costs.d1RowsRead} D1 rows read`);

@@ -23,6 +23,7 @@ const USAGE = `usage: npm run bench -- [options]
   --var NAME=VALUE       with --start: a setting for the server (repeatable), e.g.
                          --var HOT_WRITES_PER_SEC=20 --var READ_CACHE_EDGE_TTL_MS=0
   --converge-seconds N   how long counts may take to converge after the run (default 60)
+  --idle-seconds N       after the run, watch this long for work an idle system should not do (default 300; 0: skip)
   --max-error-rate F     errors (5xx, lost answers) allowed, as a share of requests (default 0)
   --random-seed N        seed of the generator's choices (default: random)
   --reference            also start the reference Workers (bench/reference/) and load them
@@ -47,6 +48,7 @@ export function options() {
       reference: { type: "boolean", default: false },
       var: { type: "string", multiple: true, default: [] },
       "converge-seconds": { type: "string", default: "60" },
+      "idle-seconds": { type: "string", default: "300" },
       "max-error-rate": { type: "string", default: "0" },
       "random-seed": { type: "string", default: String(Math.floor(Math.random() * 2 ** 31)) },
       out: { type: "string", default: join(root, "bench", "results") },
@@ -81,6 +83,7 @@ export function options() {
     duplicateShare: num("duplicate-share", 0, 1, false),
     seedLikes: num("seed-likes", 0, 1_000_000),
     convergeSeconds: num("converge-seconds", 1, 3600),
+    idleSeconds: num("idle-seconds", 0, 3600),
     maxErrorRate: num("max-error-rate", 0, 1, false),
     randomSeed: num("random-seed", 0, 2 ** 32),
     url: values.url,

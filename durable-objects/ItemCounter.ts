@@ -1,24 +1,33 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
-import { COUNTER_TYPES, TOGGLE_COUNTERS, zeroCounts, type Counts, type EventCounter } from "../shared/counters";
+import type { Counts } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
+import { shardObjectName } from "../shared/object-names";
 import type { Placement } from "../shared/placement";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 import { CommitBatcher } from "./lib/commit-batcher";
-import { applyEdge, EDGES_TABLE, hasEdge } from "./lib/edge-store";
-import { EMITTER_SCHEMA, Emitter, type EmissionState } from "./lib/emitter";
+import { ChildReports, sameCounts } from "./lib/child-reports";
+import { applyEdge } from "./lib/edge-store";
+import { Emitter, type EmissionState } from "./lib/emitter";
+import { EventCounters } from "./lib/event-counters";
+import { Handover } from "./lib/handover";
+import { emptyHeadState, loadHeadState, writeHeadState, type HeadState } from "./lib/head-state";
+import { decideFlip, hotSettings, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "./lib/hot-policy";
+import { countCall, MeteredStorage } from "./lib/metered-storage";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { UniqueViewers } from "./lib/unique-viewers";
 import { WriteRate } from "./lib/write-rate";
 
-const MIGRATIONS: readonly Migration[] = [
+/** Exported for the upgrade tests. */
+export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     sql: `
-      ${EDGES_TABLE}
+      CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+        seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
       CREATE TABLE counts (counter TEXT PRIMARY KEY, value INTEGER NOT NULL);
       CREATE TABLE meta (key TEXT PRIMARY KEY, value);
     `,
@@ -43,46 +52,71 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
-  { id: 4, sql: EMITTER_SCHEMA },
+  {
+    id: 4,
+    // The emitter's outbox (lib/emitter.ts): each edge's newest unacknowledged version, and the snapshot sequences.
+    sql: `
+      CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+        seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
+      CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    `,
+  },
   { id: 5, sql: "CREATE TABLE unique_viewers (id INTEGER PRIMARY KEY CHECK (id = 1), sketch BLOB NOT NULL);" },
+  {
+    id: 6,
+    // Single-value state in one row (a commit rewrites one row, not one per
+    // counter and setting), and the child each handed-over edge went to.
+    sql: `
+      ALTER TABLE edges ADD COLUMN moved INTEGER;
+      CREATE TABLE state (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        likes INTEGER NOT NULL, saves INTEGER NOT NULL, views INTEGER NOT NULL, shares INTEGER NOT NULL,
+        hot INTEGER NOT NULL, shards INTEGER NOT NULL, hot_since INTEGER NOT NULL, handing TEXT
+      );
+      INSERT INTO state (id, likes, saves, views, shares, hot, shards, hot_since, handing) SELECT 1,
+        coalesce((SELECT value FROM counts WHERE counter = 'likes'), 0), coalesce((SELECT value FROM counts WHERE counter = 'saves'), 0),
+        coalesce((SELECT value FROM counts WHERE counter = 'views'), 0), coalesce((SELECT value FROM counts WHERE counter = 'shares'), 0),
+        coalesce((SELECT value FROM meta WHERE key = 'hot'), 0), coalesce((SELECT value FROM meta WHERE key = 'shards'), 0), 0, NULL;
+      DROP TABLE counts;
+      DROP TABLE meta;
+    `,
+  },
 ];
 
-/** Views and shares are persisted at most this often: one commit for many events. */
+/** Views and shares wait at most this long for a commit: one commit for many events. */
 const EVENT_PERSIST_MS = 250;
-const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
-/** Expired idempotency keys are pruned a bounded number at a time, inside commits that happen anyway. */
-const PRUNE_BATCH = 500;
-/** The write rate shown to operators is measured over this many seconds. */
-const RATE_DISPLAY_SECONDS = 10;
 /**
  * A hot item's dashboard gauges outlive this long without a refresh. Children
  * report about once a second while they change and the cooling check runs at
  * least once a minute, so a hot item refreshes well within it.
  */
 const HOT_GAUGE_TTL_SECONDS = 120;
+/** A failed cooling check is retried by the alarm after this long. */
+const RETRY_MS = 1_000;
 
-type StoredChild = ChildReport & { reportedAt: number };
+/** What one call asks of the head's next commit. */
+type Work = { apply: readonly EdgeChange[] } | { report: { index: number; report: ChildReport } } | { flush: true };
 
 /**
  * One item's head: its counts and the (user, version, state) edges it holds,
  * plus the last report of each of its children when the item is hot.
  *
  * Invariant: for each toggle counter (likes, saves), the head's own count
- * equals the number of its edges in state 1, and an edge only moves to a
- * strictly newer version. So a change delivered twice, late or out of order is
- * a no-op, and no count can go negative. Count and edge are written in the
- * same transaction. The item's total is the head's count plus the newest
- * report of each child.
+ * equals the number of edges in state 1 that it holds (not handed over), and
+ * an edge only moves to a strictly newer version. So a change delivered
+ * twice, late or out of order is a no-op, and no count can go negative. Count
+ * and edge are written in the same transaction. The item's total is the
+ * head's count plus the newest report of each child.
  *
- * Placement: an edge this head already holds is always accepted here. A new
- * edge is accepted only while the item is not hot; otherwise it is refused
- * with the current placement, and the user's object records the child as the
- * edge's home and sends it there. So an edge never has two homes.
+ * Placement: an edge this head holds is always accepted here. A new edge is
+ * accepted only while the item is not hot, and an edge handed over to a child
+ * never again; otherwise the change is refused with the placement (and the
+ * child, for a handed-over edge), and the user's object records the child as
+ * the edge's home and sends it there. So an edge never has two homes.
  *
- * Event counters (views, shares) are plain sums, always at the head. They are
- * held in memory and persisted at most every EVENT_PERSIST_MS (or with the
- * next edge commit): a crash may lose that last fraction of a second of
- * views, a trade-off likes and saves never take.
+ * Everything that arrives within ITEM_COMMIT_WINDOW_MS (applies, children's
+ * reports, events) is written in one commit, so a hot head commits a few
+ * times a second whatever its write rate.
  */
 export class ItemCounter extends DurableObject<Env> {
   /** Test hooks: the next N apply batches or reads throw, as a failing item side would. */
@@ -90,95 +124,77 @@ export class ItemCounter extends DurableObject<Env> {
   /** Calls this object has served since it started, for tests and metrics. */
   readonly stats = { reads: 0, applies: 0, refused: 0, reports: 0, eventBatches: 0, commits: 0 };
 
+  readonly #storage: MeteredStorage;
   readonly #schema: SqlSchema;
   /** Count snapshots and edge changes on their way to D1 and the central store; it also owns the object's one alarm. */
   readonly emitter: Emitter;
-  /** The head's own counts, including events not yet persisted. */
-  #counts: Counts = zeroCounts();
-  #children = new Map<number, StoredChild>();
-  #hot = false;
-  #shards = 0;
-  readonly #rate: WriteRate;
-  #dirty = new Set<EventCounter>();
-  #pendingKeys = new Map<string, number>();
-  #eventPersistScheduled = false;
-  readonly #viewers = new UniqueViewers(this.ctx.storage.sql, () => this.#schema.ready);
-  readonly #applies = new CommitBatcher<readonly EdgeChange[], ApplyResult>((batch) => this.#commitApplies(batch));
+  readonly #events: EventCounters;
+  /** Counts (the head's own, events not yet persisted included), placement, split time, hand-over in flight. */
+  #state: HeadState = emptyHeadState();
+  readonly #children: ChildReports;
+  #rate: WriteRate;
+  /** Moves a hot head's edges to its children; public for its test hooks. */
+  readonly handover: Handover;
+  readonly #work = new CommitBatcher<Work, ApplyResult | Placement>(
+    (batch) => this.#commitWork(batch),
+    () => config(this.env).ITEM_COMMIT_WINDOW_MS,
+  );
+  readonly #viewers: UniqueViewers;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#schema = new SqlSchema(ctx.storage, MIGRATIONS);
-    this.#rate = new WriteRate(Date.now(), Math.max(this.#config().coolWindow, this.#config().hotWindow, RATE_DISPLAY_SECONDS));
+    this.#storage = new MeteredStorage(ctx.storage, "item_counter", () => scheduleFlush(env, ctx));
+    this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
+    this.#viewers = new UniqueViewers(this.#storage.sql, () => this.#schema.ready);
+    this.#children = new ChildReports(this.#storage.sql);
+    this.#events = new EventCounters(this.#storage.sql, () => this.#schema.ready);
     // The head is named by its item key (`post:123`), which the runtime gives back as ctx.id.name.
     const name = ctx.id.name;
-    this.emitter = new Emitter(ctx, env.EVENTS, {
+    this.emitter = new Emitter(ctx, this.#storage, env.EVENTS, {
       ns: "ITEM_COUNTER",
       ready: () => this.#schema.ready,
       identity: () => (name ? { name, item: name } : null),
       counts: () => this.#total(),
       snapshotExtras: () => ({ unique_viewers: this.#viewers.estimate() }),
+      settled: () => this.#settleAlarm(),
     });
-    if (!this.#schema.ready) return;
-    const sql = ctx.storage.sql;
-    for (const row of sql.exec<{ counter: string; value: number }>("SELECT counter, value FROM counts")) {
-      if ((COUNTER_TYPES as readonly string[]).includes(row.counter)) this.#counts[row.counter as keyof Counts] = row.value;
+    this.handover = new Handover(
+      {
+        storage: this.#storage,
+        emitter: this.emitter,
+        children: this.#children,
+        state: () => this.#state,
+        setState: (state) => (this.#state = state),
+        adopt: (child, edges) => this.#adopt(child, edges),
+      },
+      () => config(this.env).HANDOVER_BATCH,
+    );
+    if (this.#schema.ready) {
+      this.#state = loadHeadState(this.#storage.sql);
+      this.#children.load();
     }
-    for (const { key, value } of sql.exec<{ key: string; value: number }>("SELECT key, value FROM meta")) {
-      if (key === "hot") this.#hot = value === 1;
-      if (key === "shards") this.#shards = value;
-    }
-    if (this.#hot) {
-      ctx.blockConcurrencyWhile(async () => {
-        if ((await ctx.storage.getAlarm()) === null) this.#armCoolingCheck();
-      });
-    }
-    for (const row of sql.exec<{ idx: number; likes: number; saves: number; seq: number; writes: number; reported_at: number }>(
-      "SELECT idx, likes, saves, seq, writes, reported_at FROM children",
-    )) {
-      this.#children.set(row.idx, { likes: row.likes, saves: row.saves, seq: row.seq, writes: row.writes, reportedAt: row.reported_at });
+    this.#rate = new WriteRate(this.#state.placement.hot ? this.#state.hotSince : Date.now(), rateKeepSeconds(this.#settings()));
+    if (this.#state.placement.hot || this.#state.handing) {
+      // Queued after the emitter read the stored alarm: a hot head always has its cooling check coming.
+      ctx.blockConcurrencyWhile(async () => this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow)));
+      setTimeout(() => this.handover.run(), 0);
     }
   }
 
   /**
    * Applies one edge's changes (all for one user and counter) and resolves
-   * with the item's total after them, or refuses a new edge while the item is
-   * hot. Concurrent calls are coalesced into one transaction.
+   * with the item's total after them, or refuses the edge when it belongs to
+   * a child. Answered after the commit that holds it.
    */
   async apply(changes: readonly EdgeChange[]): Promise<ApplyResult> {
     this.stats.applies++;
-    return await this.#applies.submit(changes);
+    return (await this.#work.submit({ apply: changes })) as ApplyResult;
   }
 
-  /** A child's report of its absolute counts; answers with the current placement as its acknowledgement. */
-  report(index: number, report: ChildReport): Placement {
+  /** A child's report of its absolute counts; answered, after the commit that stores it, with the placement. */
+  async report(index: number, report: ChildReport): Promise<Placement> {
     this.stats.reports++;
-    const now = Date.now();
-    const previous = this.#children.get(index);
-    if (previous && report.seq <= previous.seq) return this.#placement();
-    this.#rate.record(Math.max(0, report.writes - (previous?.writes ?? 0)), now);
-    this.#schema.ensure();
-    const flip = this.#decideFlip(now);
-    this.ctx.storage.transactionSync(() => {
-      this.emitter.fold();
-      if (!previous || previous.likes !== report.likes || previous.saves !== report.saves) this.emitter.recordCounts();
-      this.ctx.storage.sql.exec(
-        `INSERT INTO children (idx, likes, saves, seq, writes, reported_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (idx) DO UPDATE SET likes = excluded.likes, saves = excluded.saves, seq = excluded.seq,
-           writes = excluded.writes, reported_at = excluded.reported_at`,
-        index,
-        report.likes,
-        report.saves,
-        report.seq,
-        report.writes,
-        now,
-      );
-      if (flip) this.#writePlacement(flip);
-    });
-    this.#children.set(index, { ...report, reportedAt: now });
-    this.emitter.wake();
-    if (flip) this.#setPlacement(flip);
-    else if (this.#hot) this.#reportHot(now);
-    return this.#placement();
+    return (await this.#work.submit({ report: { index, report } })) as Placement;
   }
 
   /** The aggregator wrote these emissions to both stores. */
@@ -194,33 +210,20 @@ export class ItemCounter extends DurableObject<Env> {
   /** Reconciliation's repair: emit a fresh snapshot now, under a new sequence number. */
   resnapshot(): void {
     this.#schema.ensure();
-    this.ctx.storage.transactionSync(() => {
+    // A new sequence number for unchanged counts, so stores holding a wrong count at the old one take it.
+    this.#storage.commit(() => {
       this.emitter.fold();
-      // A new sequence number for unchanged counts, so stores holding a wrong count at the old one take it.
       this.emitter.recordCounts();
     });
     this.emitter.wake(0);
   }
 
-  /** Adds a Worker isolate's views and shares; persisted in a batch shortly after. */
+  /** Adds a Worker isolate's views and shares; persisted with the head's next commit, shortly after. */
   addEvents(batch: EventBatch): Counts {
     this.stats.eventBatches++;
-    const now = Date.now();
-    for (const [counter, n] of Object.entries(batch.counts) as [EventCounter, number][]) {
-      if (n > 0) this.#addEvent(counter, n);
-    }
     if (batch.viewers) this.#viewers.merge(batch.viewers);
-    for (const { counter, key } of batch.keyed) {
-      if (this.#seen(key, now)) continue;
-      this.#pendingKeys.set(key, now + IDEMPOTENCY_WINDOW_MS);
-      this.#addEvent(counter, 1);
-    }
-    if (!this.#eventPersistScheduled && (this.#dirty.size > 0 || this.#pendingKeys.size > 0)) {
-      this.#eventPersistScheduled = true;
-      setTimeout(() => {
-        this.#eventPersistScheduled = false;
-        this.#commit([]);
-      }, EVENT_PERSIST_MS);
+    if (this.#events.add(this.#state.counts, batch, Date.now())) {
+      setTimeout(() => void this.#work.submit({ flush: true }).catch((e) => log("error", "events_persist_failed", { error: String(e) })), EVENT_PERSIST_MS);
     }
     return this.#total();
   }
@@ -235,37 +238,26 @@ export class ItemCounter extends DurableObject<Env> {
     return { counts: this.#total(), asOf: Date.now() };
   }
 
-  /** The object's one alarm serves the emitter and, while the item is hot, the cooling check. */
-  override async alarm(): Promise<void> {
-    await this.emitter.alarm();
-    this.#coolingCheck();
-    scheduleFlush(this.env, this.ctx);
-  }
-
   /**
-   * While the item is hot, checks now and then whether it has cooled: a hot
-   * item whose writes stop entirely sends nothing that would make the head
-   * look. Never throws; re-arms itself while the item stays hot.
+   * The object's one alarm serves the emitter, the hand-over and, while the
+   * item is hot, the cooling check (a hot item whose writes stop entirely
+   * sends nothing that would make the head look). Never throws.
    */
-  #coolingCheck(): void {
+  override async alarm(): Promise<void> {
+    this.#storage.alarmFired();
+    await this.emitter.alarm();
     try {
-      if (!this.#hot) return;
-      const flip = this.#decideFlip(Date.now());
-      if (flip) {
-        this.ctx.storage.transactionSync(() => this.#writePlacement(flip));
-        this.#setPlacement(flip);
-      } else {
+      if (this.#state.placement.hot) await this.#work.submit({ flush: true });
+      if (this.#state.placement.hot) {
         this.#reportHot(Date.now());
-        this.#armCoolingCheck();
+        this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
       }
+      if (this.#state.placement.hot || this.#state.handing) this.handover.run();
     } catch (error) {
       log("error", "cooling_check_failed", { error: String(error) });
-      try {
-        this.#armCoolingCheck();
-      } catch (rearm) {
-        log("error", "cooling_rearm_failed", { error: String(rearm) });
-      }
+      this.emitter.scheduleAlarm(Date.now() + RETRY_MS);
     }
+    scheduleFlush(this.env, this.ctx);
   }
 
   /** The operators' view of the item. */
@@ -274,187 +266,129 @@ export class ItemCounter extends DurableObject<Env> {
     return {
       counts: this.#total(),
       seq: this.emitter.state().seq,
-      hot: this.#hot,
-      shards: this.#shards,
-      children: [...this.#children]
-        .sort(([a], [b]) => a - b)
-        .map(([index, c]) => ({
-          index,
-          likes: c.likes,
-          saves: c.saves,
-          seq: c.seq,
-          writes: c.writes,
-          reported_at: new Date(c.reportedAt).toISOString(),
-        })),
-      writes_per_sec: this.#writesPerSecond(now),
-      calls: { applies: this.stats.applies, refused: this.stats.refused, reports: this.stats.reports, reads: this.stats.reads },
+      hot: this.#state.placement.hot,
+      shards: this.#state.placement.shards,
+      children: this.#children.describe(),
+      writes_per_sec: this.#rate.displayed(now),
+      calls: (({ applies, refused, reports, reads, commits }) => ({ applies, refused, reports, reads, commits }))(this.stats),
     };
   }
 
   #total(): Counts {
-    const total = { ...this.#counts };
-    for (const child of this.#children.values()) {
-      for (const counter of TOGGLE_COUNTERS) total[counter] += child[counter];
-    }
-    return total;
+    return this.#children.total(this.#state.counts);
   }
 
   #placement(): Placement {
-    return { hot: this.#hot, shards: this.#shards };
+    return this.#state.placement;
   }
 
-  #addEvent(counter: EventCounter, n: number): void {
-    this.#counts[counter] += n;
-    this.#dirty.add(counter);
-  }
-
-  #seen(key: string, now: number): boolean {
-    if (this.#pendingKeys.has(key)) return true;
-    if (!this.#schema.ready) return false;
-    return (
-      this.ctx.storage.sql
-        .exec("SELECT 1 FROM idempotency_keys WHERE key = ? AND expires_at > ?", key, now)
-        .toArray().length > 0
-    );
-  }
-
-  #commitApplies(batch: readonly (readonly EdgeChange[])[]): ApplyResult[] {
-    if (this.faults.applyFailures > 0) {
+  /**
+   * One commit for everything one window gathered: edge changes, children's
+   * reports, a placement change, events and acknowledgements. If it throws,
+   * nothing is written, every caller of the batch gets the error, and events
+   * stay pending.
+   */
+  #commitWork(batch: readonly Work[]): (ApplyResult | Placement)[] {
+    if (this.faults.applyFailures > 0 && batch.some((w) => "apply" in w)) {
       this.faults.applyFailures--;
       throw new Error("injected apply failure");
     }
     const now = Date.now();
-    this.#rate.record(batch.reduce((n, changes) => n + changes.length, 0), now);
-    const flip = this.#decideFlip(now);
-    const hot = flip ? flip.hot : this.#hot;
+    const sql = this.#storage.sql;
+    const reports = this.#children.newer(batch.flatMap((w) => ("report" in w ? [[w.report.index, w.report.report] as const] : [])));
+    for (const [index, report] of reports) this.#rate.record(this.#children.newWrites(index, report), now);
+    this.#rate.record(batch.reduce((n, w) => n + ("apply" in w ? w.apply.length : 0), 0), now);
+    const flip = decideFlip(this.#placement(), this.#rate.view(now), this.#settings());
+    const placement = flip ?? this.#placement();
     const accepted: EdgeChange[] = [];
-    const results: (ApplyResult | null)[] = batch.map((changes) => {
-      const first = changes[0];
-      if (!first) return null;
-      const isNew = !this.#schema.ready || !hasEdge(this.ctx.storage.sql, first.user, first.counter);
-      if (isNew && hot) {
-        this.stats.refused++;
-        return { status: "moved", placement: flip ?? this.#placement() };
-      }
-      accepted.push(...changes);
-      return null;
+    const refusals = batch.map((work) => {
+      if (!("apply" in work) || !work.apply[0]) return null;
+      const refused = this.#refusal(work.apply[0], placement);
+      if (!refused) accepted.push(...work.apply);
+      return refused;
     });
-    const counts = this.#commit(accepted, flip);
-    if (flip) this.#setPlacement(flip);
-    return results.map((r) => r ?? { status: "applied", counts });
-  }
-
-  /**
-   * One transaction for edge changes, a placement change, the events gathered
-   * since the last commit and their idempotency keys. Returns the item's total
-   * after it. If it throws, nothing is written and the events stay pending.
-   */
-  #commit(changes: readonly EdgeChange[], flip?: Placement | null): Counts {
-    if (changes.length === 0 && !flip && this.#dirty.size === 0 && this.#pendingKeys.size === 0) return this.#total();
-    this.#schema.ensure();
-    const next = { ...this.#counts };
-    const sql = this.ctx.storage.sql;
-    this.ctx.storage.transactionSync(() => {
+    const before = this.#total();
+    const next = { ...this.#state.counts };
+    const events = this.#events.pending;
+    const idle = accepted.length === 0 && reports.size === 0 && !flip && !events && !this.emitter.unfolded;
+    if (!idle) this.#commit(() => {
+      this.#schema.ensure();
       this.emitter.fold();
-      const touched = new Set<keyof Counts>(this.#dirty);
-      for (const change of changes) {
-        this.emitter.recordEdge(change.user, change);
+      let changed = events || flip !== null;
+      for (const change of accepted) {
         const delta = applyEdge(sql, change);
-        if (delta !== 0) {
-          next[change.counter] += delta;
-          touched.add(change.counter);
-        }
+        if (delta === null) continue;
+        this.emitter.recordEdge(change.user, change);
+        next[change.counter] += delta;
+        changed ||= delta !== 0;
       }
-      for (const counter of touched) {
-        sql.exec(
-          "INSERT INTO counts (counter, value) VALUES (?, ?) ON CONFLICT (counter) DO UPDATE SET value = excluded.value",
-          counter,
-          next[counter],
-        );
-      }
-      if (this.#pendingKeys.size > 0) {
-        for (const [key, expiresAt] of this.#pendingKeys) {
-          sql.exec("INSERT OR REPLACE INTO idempotency_keys (key, expires_at) VALUES (?, ?)", key, expiresAt);
-        }
-        sql.exec(
-          "DELETE FROM idempotency_keys WHERE key IN (SELECT key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)",
-          Date.now(),
-          PRUNE_BATCH,
-        );
-      }
+      this.#children.write(reports, now);
+      this.#events.write(now);
       this.#viewers.persist();
-      if (touched.size > 0) this.emitter.recordCounts();
-      if (flip) this.#writePlacement(flip);
+      if (changed) writeHeadState(sql, { ...this.#state, counts: next, placement, hotSince: flip?.hot ? now : this.#state.hotSince });
+      if (events || !sameCounts(before, this.#children.total(next, reports))) this.emitter.recordCounts();
     });
+    this.#state = { ...this.#state, counts: next, hotSince: flip?.hot ? now : this.#state.hotSince };
+    this.#events.committed();
+    this.#children.committed(reports, now);
     this.emitter.wake();
-    this.stats.commits++;
-    this.#counts = next;
-    this.#dirty.clear();
-    this.#pendingKeys.clear();
-    return this.#total();
+    if (flip) this.#setPlacement(flip);
+    else if (this.#state.placement.hot && reports.size > 0) this.#reportHot(now);
+    const counts = this.#total();
+    return batch.map((work, i) => ("report" in work || "flush" in work ? this.#placement() : (refusals[i] ?? { status: "applied", counts })));
   }
 
-  /**
-   * Hot after HOT_WRITES_PER_SEC sustained over HOT_WINDOW_SECONDS; cool after
-   * the rate stayed under COOL_WRITES_PER_SEC for COOL_WINDOW_SECONDS. Returns
-   * the new placement when it changes, else null.
-   */
-  #decideFlip(now: number): Placement | null {
-    const config = this.#config();
-    const observed = this.#rate.observedSeconds(now);
-    if (!this.#hot) {
-      if (observed < config.hotWindow || this.#rate.perSecond(config.hotWindow, now) < config.hotRate) return null;
-      // WARNING: an item's N is fixed once chosen: the same children serve every hot period.
-      return { hot: true, shards: this.#shards > 0 ? this.#shards : config.shards };
-    }
-    if (observed < config.coolWindow || this.#rate.perSecond(config.coolWindow, now) >= config.coolRate) return null;
-    return { hot: false, shards: this.#shards };
+  /** Why this head refuses an edge: handed over to a child, or new while the item is hot; null when it is held here. */
+  #refusal(change: EdgeChange, placement: Placement): ApplyResult | null {
+    const held = this.#schema.ready
+      ? this.#storage.sql.exec<{ moved: number | null }>("SELECT moved FROM edges WHERE user = ? AND counter = ?", change.user, change.counter).toArray()[0]
+      : undefined;
+    const refused: ApplyResult | null =
+      held?.moved != null ? { status: "moved", placement, home: held.moved } : !held && placement.hot ? { status: "moved", placement } : null;
+    if (refused) this.stats.refused++;
+    return refused;
+  }
+
+  #commit(fn: () => void): void {
+    this.#storage.commit(fn);
+    this.stats.commits++;
+  }
+
+  /** Sends a child the edges the head hands over to it. */
+  async #adopt(child: number, edges: readonly EdgeChange[]): Promise<ChildReport> {
+    const item = this.ctx.id.name!;
+    countCall("item_counter", "item_shard");
+    return await this.env.ITEM_SHARD.get(this.env.ITEM_SHARD.idFromName(shardObjectName(item, child))).adopt(item, child, edges);
+  }
+
+  /** Nothing left for the alarm to do: an idle head keeps none, so nothing wakes it until its next write. */
+  #settleAlarm(): void {
+    if (this.emitter.idle && !this.#state.placement.hot && this.#state.handing === null) this.#storage.clearAlarm();
   }
 
   #setPlacement(placement: Placement): void {
-    this.#hot = placement.hot;
-    this.#shards = placement.shards;
-    if (placement.hot) this.#armCoolingCheck();
+    this.#state = { ...this.#state, placement };
+    if (placement.hot) {
+      this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
+      this.handover.run();
+    }
     log("info", placement.hot ? "item_split" : "item_merged", { shards: placement.shards });
     metrics.count(placement.hot ? "shard_splits_total" : "shard_merges_total");
     this.#reportHot(Date.now());
-  }
-
-  #writesPerSecond(now: number): number {
-    return this.#rate.perSecond(Math.min(RATE_DISPLAY_SECONDS, Math.max(1, Math.ceil(this.#rate.observedSeconds(now)))), now);
   }
 
   /** The dashboard's hot-items gauges for this item (the head's name is the item key); a cooled item's expire at once. */
   #reportHot(now: number): void {
     const item = this.ctx.id.name;
     if (item !== undefined) {
-      const ttlSeconds = this.#hot ? HOT_GAUGE_TTL_SECONDS : 0;
-      metrics.gauge("hot_item_shards", { item }, this.#shards, { ttlSeconds });
-      metrics.gauge("hot_item_writes_per_second", { item }, this.#writesPerSecond(now), { ttlSeconds });
+      const ttlSeconds = this.#state.placement.hot ? HOT_GAUGE_TTL_SECONDS : 0;
+      metrics.gauge("hot_item_shards", { item }, this.#state.placement.shards, { ttlSeconds });
+      metrics.gauge("hot_item_writes_per_second", { item }, this.#rate.displayed(now), { ttlSeconds });
     }
     scheduleFlush(this.env, this.ctx);
   }
 
-  /** The next cooling check: after one cool window, and at least once a minute for long windows. */
-  #armCoolingCheck(): void {
-    const { coolWindow } = this.#config();
-    this.emitter.scheduleAlarm(Date.now() + Math.min(coolWindow, 60) * 1000);
-  }
-
-  #writePlacement(placement: Placement): void {
-    const sql = this.ctx.storage.sql;
-    sql.exec("INSERT INTO meta (key, value) VALUES ('hot', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", placement.hot ? 1 : 0);
-    sql.exec("INSERT INTO meta (key, value) VALUES ('shards', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", placement.shards);
-  }
-
-  #config() {
-    const settings = config(this.env);
-    return {
-      hotRate: settings.HOT_WRITES_PER_SEC,
-      hotWindow: settings.HOT_WINDOW_SECONDS,
-      coolRate: settings.COOL_WRITES_PER_SEC,
-      coolWindow: settings.COOL_WINDOW_SECONDS,
-      shards: settings.HOT_SHARDS,
-    };
+  #settings(): HotSettings {
+    return hotSettings(config(this.env));
   }
 }

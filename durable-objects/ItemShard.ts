@@ -4,30 +4,60 @@ import { config } from "../shared/config";
 import type { EdgeChange } from "../shared/edges";
 import { itemObjectName } from "../shared/object-names";
 import { backoffMs } from "../shared/retries";
-import type { ApplyResult } from "../shared/contracts";
+import type { ApplyResult, ChildReport } from "../shared/contracts";
 import { CommitBatcher } from "./lib/commit-batcher";
-import { applyEdge, EDGES_TABLE } from "./lib/edge-store";
-import { EMITTER_SCHEMA, Emitter } from "./lib/emitter";
+import { applyEdge } from "./lib/edge-store";
+import { Emitter } from "./lib/emitter";
+import { countCall, MeteredStorage } from "./lib/metered-storage";
+import { Soon } from "./lib/soon";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { scheduleFlush } from "../metrics/flush";
 
-const MIGRATIONS: readonly Migration[] = [
+/** Exported for the upgrade tests. */
+export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     sql: `
-      ${EDGES_TABLE}
+      CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+        seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
       CREATE TABLE meta (key TEXT PRIMARY KEY, value);
     `,
   },
-  { id: 2, sql: EMITTER_SCHEMA },
+  // The emitter's outbox (lib/emitter.ts).
+  {
+    id: 2,
+    sql: `CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+            seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
+          CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);`,
+  },
+  {
+    id: 3,
+    // The child's state in one row (a commit rewrote six), and the newest
+    // report the head acknowledged, so a woken child does not report again.
+    sql: `
+      CREATE TABLE state (
+        id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT, idx INTEGER NOT NULL, likes INTEGER NOT NULL,
+        saves INTEGER NOT NULL, seq INTEGER NOT NULL, writes INTEGER NOT NULL, acked INTEGER NOT NULL
+      );
+      INSERT INTO state (id, item, idx, likes, saves, seq, writes, acked) SELECT 1, (SELECT value FROM meta WHERE key = 'item'),
+        coalesce((SELECT value FROM meta WHERE key = 'index'), 0), coalesce((SELECT value FROM meta WHERE key = 'likes'), 0),
+        coalesce((SELECT value FROM meta WHERE key = 'saves'), 0), coalesce((SELECT value FROM meta WHERE key = 'seq'), 0),
+        coalesce((SELECT value FROM meta WHERE key = 'writes'), 0), 0;
+      DROP TABLE meta;
+    `,
+  },
 ];
 
 /** A safety alarm after each burst of writes: it resends a report that a crash or a failure left unacknowledged. */
 const REPORT_SWEEP_MS = 5_000;
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 60_000;
+/** The head's acknowledgement, if no apply's commit stores it first, is committed on its own after this long. */
+const ACK_PERSIST_MS = 500;
 
-type State = { item: string | null; index: number; likes: number; saves: number; seq: number; writes: number };
+type State = { item: string | null; index: number; likes: number; saves: number; seq: number; writes: number; acked: number };
+/** One call's changes; adopted ones are the head's hand-over, neither new writes nor new emissions. */
+type Work = { changes: readonly EdgeChange[]; adopted: boolean };
 
 /**
  * One child of a hot item: it holds the edges of the users that hash to it
@@ -37,47 +67,68 @@ type State = { item: string | null; index: number; likes: number; saves: number;
  * absolute counts to the head with a sequence number that grows with every
  * commit, so a report resent, repeated or delayed can never make the head's
  * total wrong. A child accepts every change sent to it: the user's object
- * records an edge's home before sending, so only that edge's users reach it.
+ * records an edge's home before sending, and the head marks an edge moved
+ * before handing it over, so only that edge's users and its head reach it.
  */
 export class ItemShard extends DurableObject<Env> {
   readonly stats = { applies: 0, commits: 0, reports: 0 };
 
+  readonly #storage: MeteredStorage;
   readonly #schema: SqlSchema;
   /** This child's edge changes on their way to the central store; never counts (the head emits the item's total). */
   readonly emitter: Emitter;
-  #state: State = { item: null, index: 0, likes: 0, saves: 0, seq: 0, writes: 0 };
+  #state: State = { item: null, index: 0, likes: 0, saves: 0, seq: 0, writes: 0, acked: 0 };
+  /** The newest sequence the head acknowledged; stored as `acked` by the next commit. */
   #ackedSeq = 0;
+  readonly #persistAck: Soon;
   #reportScheduled = false;
-  #alarmAt: number | null = null;
   #retryAttempt = 0;
-  readonly #applies = new CommitBatcher<readonly EdgeChange[], ApplyResult>((batch) => this.#commitApplies(batch));
+  readonly #applies = new CommitBatcher<Work, ApplyResult>(
+    (batch) => this.#commitApplies(batch),
+    () => config(this.env).ITEM_COMMIT_WINDOW_MS,
+  );
   #identity: { item: string; index: number } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#schema = new SqlSchema(ctx.storage, MIGRATIONS);
+    this.#storage = new MeteredStorage(ctx.storage, "item_shard", () => scheduleFlush(env, ctx));
+    this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
     // A child is named `post:123#3` (shardObjectName), which the runtime gives back as ctx.id.name.
     const name = ctx.id.name;
-    this.emitter = new Emitter(ctx, env.EVENTS, {
+    this.emitter = new Emitter(ctx, this.#storage, env.EVENTS, {
       ns: "ITEM_SHARD",
       ready: () => this.#schema.ready,
       identity: () => (name && this.#state.item ? { name, item: this.#state.item } : null),
+      settled: () => this.#settleAlarm(),
     });
+    this.#persistAck = new Soon("shard_ack_persist_failed", ACK_PERSIST_MS, () => this.#storeAck());
     if (!this.#schema.ready) return;
-    for (const { key, value } of ctx.storage.sql.exec<{ key: string; value: string | number }>("SELECT key, value FROM meta")) {
-      if (key === "item") this.#state.item = String(value);
-      else if (key in this.#state) (this.#state as Record<string, unknown>)[key] = Number(value);
+    const row = this.#storage.sql.exec<Omit<State, "index"> & { idx: number }>("SELECT item, idx, likes, saves, seq, writes, acked FROM state").toArray()[0];
+    if (row) {
+      const { idx, ...rest } = row;
+      this.#state = { ...rest, index: idx };
+      this.#ackedSeq = row.acked;
     }
-    ctx.blockConcurrencyWhile(async () => {
-      this.#alarmAt = await ctx.storage.getAlarm();
-    });
   }
 
   /** Applies one edge's changes; the item's total is the head's to give, so none is returned. */
   async apply(item: string, index: number, changes: readonly EdgeChange[]): Promise<ApplyResult> {
     this.stats.applies++;
     this.#identity ??= { item, index };
-    return await this.#applies.submit(changes);
+    return await this.#applies.submit({ changes, adopted: false });
+  }
+
+  /**
+   * Edges the head hands over, at the versions the head held: applied under
+   * the same newer-version rule, so a change a user already sent here wins
+   * and adopting twice is a no-op. Answers with this child's report after
+   * the commit, which the head stores in the commit that stops counting them.
+   */
+  async adopt(item: string, index: number, edges: readonly EdgeChange[]): Promise<ChildReport> {
+    this.#identity ??= { item, index };
+    await this.#applies.submit({ changes: edges, adopted: true });
+    const { likes, saves, seq, writes } = this.#state;
+    return { likes, saves, seq, writes };
   }
 
   /** The aggregator wrote these emissions to the stores. */
@@ -87,6 +138,7 @@ export class ItemShard extends DurableObject<Env> {
 
   /** The one alarm serves the emitter and the report sweep. */
   override async alarm(): Promise<void> {
+    this.#storage.alarmFired();
     await this.emitter.alarm();
     await this.#sweepReports();
     scheduleFlush(this.env, this.ctx);
@@ -94,7 +146,6 @@ export class ItemShard extends DurableObject<Env> {
 
   /** Resends the report until the head has acknowledged the newest one. Never throws. */
   async #sweepReports(): Promise<void> {
-    this.#alarmAt = null;
     try {
       if (this.#ackedSeq < this.#state.seq) await this.#report();
       this.#retryAttempt = 0;
@@ -102,40 +153,52 @@ export class ItemShard extends DurableObject<Env> {
       log("error", "shard_report_failed", { item: this.#state.item, error: String(error) });
       try {
         this.#retryAttempt++;
-        this.#armAlarm(Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS));
+        this.emitter.scheduleAlarm(Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS));
       } catch (rearm) {
         log("error", "shard_rearm_failed", { error: String(rearm) });
       }
     }
   }
 
-  #commitApplies(batch: readonly (readonly EdgeChange[])[]): ApplyResult[] {
-    this.#schema.ensure();
-    const sql = this.ctx.storage.sql;
-    const next = { ...this.#state };
+  #commitApplies(batch: readonly Work[]): ApplyResult[] {
+    const sql = this.#storage.sql;
+    const next = { ...this.#state, acked: this.#ackedSeq };
     if (next.item === null && this.#identity) {
       next.item = this.#identity.item;
       next.index = this.#identity.index;
     }
-    this.ctx.storage.transactionSync(() => {
+    this.#storage.commit(() => {
+      this.#schema.ensure();
       this.emitter.fold();
-      for (const changes of batch) {
+      for (const { changes, adopted } of batch) {
         for (const change of changes) {
-          this.emitter.recordEdge(change.user, change);
-          next[change.counter] += applyEdge(sql, change);
-          next.writes++;
+          const delta = applyEdge(sql, change);
+          if (!adopted) next.writes++;
+          if (delta === null) continue;
+          if (!adopted) this.emitter.recordEdge(change.user, change);
+          next[change.counter] += delta;
         }
       }
       next.seq++;
-      for (const key of ["item", "index", "likes", "saves", "seq", "writes"] as const) {
-        sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, next[key]);
-      }
+      sql.exec(
+        `INSERT INTO state (id, item, idx, likes, saves, seq, writes, acked) VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET item = excluded.item, idx = excluded.idx, likes = excluded.likes,
+           saves = excluded.saves, seq = excluded.seq, writes = excluded.writes, acked = excluded.acked`,
+        next.item,
+        next.index,
+        next.likes,
+        next.saves,
+        next.seq,
+        next.writes,
+        next.acked,
+      );
     });
     this.stats.commits++;
     this.#state = next;
     this.emitter.wake();
-    if (this.#alarmAt === null) this.#armAlarm(Date.now() + REPORT_SWEEP_MS);
-    this.#scheduleReport();
+    if (this.#storage.alarmAt === null) this.emitter.scheduleAlarm(Date.now() + REPORT_SWEEP_MS);
+    // The head learns an adoption's counts from the adopt answer itself.
+    if (batch.some((work) => !work.adopted)) this.#scheduleReport();
     return batch.map(() => ({ status: "applied", counts: null }));
   }
 
@@ -147,8 +210,7 @@ export class ItemShard extends DurableObject<Env> {
       this.#reportScheduled = false;
       this.#report().catch((error) => {
         log("error", "shard_report_failed", { item: this.#state.item, error: String(error) });
-        const soon = Date.now() + RETRY_BASE_MS;
-        if (this.#alarmAt === null || this.#alarmAt > soon) this.#armAlarm(soon);
+        this.emitter.scheduleAlarm(Date.now() + RETRY_BASE_MS);
       });
     }, config(this.env).CHILD_REPORT_MS);
   }
@@ -157,13 +219,24 @@ export class ItemShard extends DurableObject<Env> {
     const { item, index, likes, saves, seq, writes } = this.#state;
     if (item === null) return;
     this.stats.reports++;
+    countCall("item_shard", "item_counter");
     const head = this.env.ITEM_COUNTER.get(this.env.ITEM_COUNTER.idFromName(itemObjectName(item)));
     await head.report(index, { likes, saves, seq, writes });
     this.#ackedSeq = Math.max(this.#ackedSeq, seq);
+    if (this.#ackedSeq > this.#state.acked) this.#persistAck.request();
   }
 
-  #armAlarm(at: number): void {
-    this.#alarmAt = at;
-    this.emitter.scheduleAlarm(at);
+  /** The head's acknowledgement, stored unless an apply's commit already did. */
+  #storeAck(): void {
+    if (this.#ackedSeq > this.#state.acked) {
+      this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET acked = ?", this.#ackedSeq));
+      this.#state = { ...this.#state, acked: this.#ackedSeq };
+    }
+    this.#settleAlarm();
+  }
+
+  /** Every report acknowledged and every emission too: an idle child keeps no alarm. */
+  #settleAlarm(): void {
+    if (this.emitter.idle && this.#state.acked >= this.#state.seq) this.#storage.clearAlarm();
   }
 }

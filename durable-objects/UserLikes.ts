@@ -1,7 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
-import type { Counts, EventCounter, ToggleCounter } from "../shared/counters";
+import type { EventCounter, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { itemObjectName, shardObjectName } from "../shared/object-names";
 import { HEAD, homeFor } from "../shared/placement";
@@ -10,10 +10,13 @@ import type { ApplyResult, EventPermit, ToggleLimits, ToggleRequest, ToggleResul
 import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
 import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
+import { countCall, MeteredStorage } from "./lib/metered-storage";
+import { Soon } from "./lib/soon";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 
-const MIGRATIONS: readonly Migration[] = [
+/** Exported for the upgrade tests. */
+export const MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
     sql: `
@@ -43,10 +46,39 @@ const MIGRATIONS: readonly Migration[] = [
     // when the edge is created, changed only when the head refuses it.
     sql: "ALTER TABLE edges ADD COLUMN home INTEGER NOT NULL DEFAULT -1",
   },
+  {
+    id: 3,
+    // The user, the version sequence and the rate limiter's buckets in one
+    // row: a like rewrites one row of state instead of three or four.
+    sql: `
+      CREATE TABLE state (
+        id   INTEGER PRIMARY KEY CHECK (id = 1),
+        user TEXT,
+        inc  INTEGER NOT NULL,
+        seq  INTEGER NOT NULL,
+        tats TEXT    NOT NULL
+      );
+      INSERT INTO state (id, user, inc, seq, tats)
+        SELECT 1,
+               (SELECT value FROM meta WHERE key = 'user'),
+               coalesce((SELECT value FROM meta WHERE key = 'inc'), 1),
+               coalesce((SELECT value FROM meta WHERE key = 'seq'), 0),
+               coalesce((SELECT json_group_object(name, tat) FROM rate), '{}');
+      DROP TABLE meta;
+      DROP TABLE rate;
+    `,
+  },
 ];
 
-/** How long a like waits for the item side before answering without it. */
+/** How long a delivery waits for the item side before the alarm takes over. */
 const DELIVERY_TIMEOUT_MS = 3_000;
+/**
+ * Delivered marks not folded into a like's commit within this long are
+ * committed on their own: long enough that a user liking every second or two
+ * pays no extra commit, well short of the ten seconds or more of quiet after
+ * which an object may be evicted (a crash before it only costs a redelivery).
+ */
+const DELIVERED_PERSIST_MS = 2_000;
 /** A safety alarm after every burst of writes: it redelivers whatever a crash left in the outbox. */
 const OUTBOX_SWEEP_MS = 10_000;
 const RETRY_BASE_MS = 1_000;
@@ -63,10 +95,13 @@ type OutboxRow = { id: number; item: string; counter: ToggleCounter; state: 0 | 
  *
  * A state change, its outbox entry and the rate limiter's state are written in
  * one transaction (one commit), before anything is sent: a 200 is only sent
- * once that commit is durable, and the outbox is delivered until the item side
- * has it, by the request itself or later by the alarm.
+ * once that commit is durable (the output gate holds the answer until then),
+ * and the answer does not wait for the item side. Delivery starts at once;
+ * the outbox keeps the change until the item side has acknowledged it, and
+ * the alarm redelivers whatever a failure or a crash left there.
  */
 export class UserLikes extends DurableObject<Env> {
+  readonly #storage: MeteredStorage;
   readonly #schema: SqlSchema;
   #user: string | null = null;
   #inc = 1;
@@ -74,28 +109,30 @@ export class UserLikes extends DurableObject<Env> {
   #tats = new Map<string, number>();
   /** Event limiter state is memory only: a view must not cost a durable write. */
   #eventTats = new Map<string, number>();
-  /** Outbox rows the item side has applied; deleted by the next commit, never by one of their own. */
+  /** Outbox rows the item side has applied: deleted by the next like's commit, or by a commit of their own soon after. */
   #delivered = new Set<number>();
-  #alarmAt: number | null = null;
+  readonly #persistDelivered: Soon;
   #retryAttempt = 0;
   #edgeLocks = new Map<string, Promise<void>>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#schema = new SqlSchema(ctx.storage, MIGRATIONS);
+    this.#storage = new MeteredStorage(ctx.storage, "user_likes", () => scheduleFlush(env, ctx));
+    this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
+    this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
     if (!this.#schema.ready) return;
-    const sql = ctx.storage.sql;
-    for (const { key, value } of sql.exec<{ key: string; value: string | number }>("SELECT key, value FROM meta")) {
-      if (key === "user") this.#user = String(value);
-      if (key === "inc") this.#inc = Number(value);
-      if (key === "seq") this.#seq = Number(value);
-    }
-    for (const { name, tat } of sql.exec<{ name: string; tat: number }>("SELECT name, tat FROM rate")) {
-      this.#tats.set(name, tat);
+    const state = this.#storage.sql
+      .exec<{ user: string | null; inc: number; seq: number; tats: string }>("SELECT user, inc, seq, tats FROM state")
+      .toArray()[0];
+    if (state) {
+      this.#user = state.user;
+      this.#inc = state.inc;
+      this.#seq = state.seq;
+      this.#tats = new Map(Object.entries(JSON.parse(state.tats) as Record<string, number>));
     }
     ctx.blockConcurrencyWhile(async () => {
-      this.#alarmAt = await ctx.storage.getAlarm();
-      if (this.#alarmAt === null && this.#outboxSize() > 0) this.#armAlarm(Date.now() + RETRY_BASE_MS);
+      const alarmAt = await this.#storage.loadAlarm();
+      if (alarmAt === null && this.#outboxSize() > 0) this.#storage.setAlarm(Date.now() + RETRY_BASE_MS);
     });
   }
 
@@ -104,20 +141,26 @@ export class UserLikes extends DurableObject<Env> {
     const decision = decide(this.#toggleLimits(request.counter, request.limits), this.#tats, now);
     if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
 
-    this.#schema.ensure();
     const want = request.on ? 1 : 0;
-    const written = this.ctx.storage.transactionSync(() => {
-      const sql = this.ctx.storage.sql;
-      for (const [name, tat] of decision.next) {
-        sql.exec("INSERT INTO rate (name, tat) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET tat = excluded.tat", name, tat);
-      }
+    const tats = new Map([...this.#tats, ...decision.next]);
+    const written = this.#storage.commit(() => {
+      this.#schema.ensure();
+      const sql = this.#storage.sql;
       this.#deleteDelivered();
-      if (this.#user === null) sql.exec("INSERT INTO meta (key, value) VALUES ('user', ?)", request.user);
       const current = sql
         .exec<{ state: number }>("SELECT state FROM edges WHERE item = ? AND counter = ?", request.item, request.counter)
         .toArray()[0];
-      if ((current?.state ?? 0) === want) return null;
-      const seq = this.#seq + 1;
+      const changed = (current?.state ?? 0) !== want;
+      const seq = changed ? this.#seq + 1 : this.#seq;
+      sql.exec(
+        `INSERT INTO state (id, user, inc, seq, tats) VALUES (1, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET user = excluded.user, seq = excluded.seq, tats = excluded.tats`,
+        request.user,
+        this.#inc,
+        seq,
+        JSON.stringify(Object.fromEntries(tats)),
+      );
+      if (!changed) return null;
       // A new edge's home comes from the shard map this isolate knows; an
       // existing edge keeps its home whatever the item's state now.
       sql.exec(
@@ -130,27 +173,27 @@ export class UserLikes extends DurableObject<Env> {
         seq,
         homeFor(request.user, cachedPlacement(request.item, now)),
       );
-      sql.exec("INSERT INTO meta (key, value) VALUES ('seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", seq);
-      const row = sql
-        .exec<{ id: number }>(
-          "INSERT INTO outbox (item, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?) RETURNING id",
-          request.item,
-          request.counter,
-          want,
-          this.#inc,
-          seq,
-        )
-        .one();
-      return { id: row.id, item: request.item, counter: request.counter, state: want, inc: this.#inc, seq } as OutboxRow;
+      sql.exec(
+        "INSERT INTO outbox (item, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)",
+        request.item,
+        request.counter,
+        want,
+        this.#inc,
+        seq,
+      );
+      // The sweep rides on this commit: it redelivers whatever a crash leaves in the outbox.
+      if (this.#storage.alarmAt === null) this.#storage.setAlarm(now + OUTBOX_SWEEP_MS);
+      return { item: request.item, counter: request.counter, seq };
     });
-    for (const [name, tat] of decision.next) this.#tats.set(name, tat);
+    this.#tats = tats;
     this.#user = request.user;
     if (written === null) return { kind: "unchanged" };
     this.#seq = written.seq;
-    if (this.#alarmAt === null) this.#armAlarm(now + OUTBOX_SWEEP_MS);
     metrics.count("outbox_enqueued_total", { object: "user_likes" });
     scheduleFlush(this.env, this.ctx);
-    return { kind: "changed", counts: await this.#deliverEdge(written.item, written.counter) };
+    // Not awaited: the answer needs only the commit above.
+    void this.#deliverEdge(written.item, written.counter);
+    return { kind: "changed" };
   }
 
   /**
@@ -170,7 +213,7 @@ export class UserLikes extends DurableObject<Env> {
   hasLiked(items: readonly string[], counter: ToggleCounter): Record<string, boolean> {
     const liked: Record<string, boolean> = Object.fromEntries(items.map((item) => [item, false]));
     if (!this.#schema.ready) return liked;
-    const rows = this.ctx.storage.sql.exec<{ item: string }>(
+    const rows = this.#storage.sql.exec<{ item: string }>(
       "SELECT item FROM edges WHERE counter = ? AND state = 1 AND item IN (SELECT value FROM json_each(?))",
       counter,
       JSON.stringify(items),
@@ -190,9 +233,11 @@ export class UserLikes extends DurableObject<Env> {
    * itself with capped, jittered backoff for as long as the outbox is not empty.
    */
   override async alarm(): Promise<void> {
-    this.#alarmAt = null;
+    this.#storage.alarmFired();
     try {
       await this.#redeliver();
+      // The alarm woke the object anyway: what it delivered is stored now.
+      this.#storeDelivered();
     } catch (error) {
       log("error", "outbox_redelivery_failed", { error: String(error) });
     }
@@ -200,7 +245,7 @@ export class UserLikes extends DurableObject<Env> {
       if (this.#outboxSize() > this.#delivered.size) {
         this.#retryAttempt++;
         const delay = RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS);
-        this.#armAlarm(Date.now() + delay);
+        this.#storage.setAlarm(Date.now() + delay);
       } else {
         this.#retryAttempt = 0;
       }
@@ -211,27 +256,22 @@ export class UserLikes extends DurableObject<Env> {
 
   async #redeliver(): Promise<void> {
     if (!this.#schema.ready) return;
-    const edges = this.ctx.storage.sql
+    const edges = this.#storage.sql
       .exec<{ id: number; item: string; counter: ToggleCounter }>("SELECT id, item, counter FROM outbox ORDER BY id")
       .toArray()
       .filter((row) => !this.#delivered.has(row.id));
-    // Rows the requests already delivered are left for the user's next write
-    // to delete: the sweep after a burst then costs no commit at all. Only
-    // rows this alarm had to deliver are deleted here.
     if (edges.length === 0) return;
     const distinct = new Map(edges.map((row) => [`${row.item}\u0000${row.counter}`, row]));
     await Promise.all([...distinct.values()].map((row) => this.#deliverEdge(row.item, row.counter)));
-    if (this.#delivered.size > 0) this.ctx.storage.transactionSync(() => this.#deleteDelivered());
   }
 
   /**
    * Delivers an edge's undelivered changes to its home. Deliveries of one
    * edge never overlap: a re-homing must not race a send to the old home, or
-   * the edge could end up held by two homes. Returns the item's total when
-   * the head applied the change, null when a child did or delivery failed
-   * (the outbox keeps it and the alarm retries).
+   * the edge could end up held by two homes. A failed delivery stays in the
+   * outbox and the alarm retries it.
    */
-  #deliverEdge(item: string, counter: ToggleCounter): Promise<Counts | null> {
+  #deliverEdge(item: string, counter: ToggleCounter): Promise<void> {
     const key = `${item}\u0000${counter}`;
     const previous = this.#edgeLocks.get(key) ?? Promise.resolve();
     const run = previous.then(() => this.#sendEdge(item, counter));
@@ -246,43 +286,44 @@ export class UserLikes extends DurableObject<Env> {
     return run;
   }
 
-  async #sendEdge(item: string, counter: ToggleCounter): Promise<Counts | null> {
+  async #sendEdge(item: string, counter: ToggleCounter): Promise<void> {
     const user = this.#user;
-    if (user === null) return null;
+    if (user === null) return;
     try {
       for (let attempt = 0; attempt < MAX_REHOMES; attempt++) {
-        const sql = this.ctx.storage.sql;
+        const sql = this.#storage.sql;
         const rows = sql
           .exec<OutboxRow>("SELECT id, item, counter, state, inc, seq FROM outbox WHERE item = ? AND counter = ? ORDER BY id", item, counter)
           .toArray()
           .filter((row) => !this.#delivered.has(row.id));
-        if (rows.length === 0) return null;
+        if (rows.length === 0) return;
         const home = sql.exec<{ home: number }>("SELECT home FROM edges WHERE item = ? AND counter = ?", item, counter).one().home;
         const changes: EdgeChange[] = rows.map(({ state, inc, seq }) => ({ user, counter, state, inc, seq }));
         const result = await this.#withTimeout(this.#sendTo(item, home, changes));
         if (result.status === "applied") {
           for (const row of rows) this.#delivered.add(row.id);
           metrics.count("outbox_delivered_total", { object: "user_likes" }, rows.length);
-          return result.counts;
+          this.#persistDelivered.request();
+          return;
         }
         rememberPlacement(item, result.placement, config(this.env).SHARD_MAP_TTL_MS, Date.now());
-        const newHome = homeFor(user, result.placement);
+        // A handed-over edge names its child; a new edge on a hot item goes where its user hashes.
+        const newHome = result.home ?? homeFor(user, result.placement);
         if (newHome === home) throw new Error(`home ${home} of ${item} refused its own edge`);
-        // The one commit a stale shard map costs: the edge's new home is recorded before it is sent there.
-        this.ctx.storage.transactionSync(() =>
-          sql.exec("UPDATE edges SET home = ? WHERE item = ? AND counter = ?", newHome, item, counter),
-        );
+        // The one commit a stale shard map or a hand-over costs: the edge's new home is recorded before it is sent there.
+        this.#storage.commit(() => sql.exec("UPDATE edges SET home = ? WHERE item = ? AND counter = ?", newHome, item, counter));
       }
       throw new Error(`${item} moved more than ${MAX_REHOMES} times in one delivery`);
     } catch (error) {
       log("error", "delivery_failed", { item, error: String(error) });
       const soon = Date.now() + RETRY_BASE_MS;
-      if (this.#alarmAt === null || this.#alarmAt > soon) this.#armAlarm(soon);
-      return null;
+      const alarmAt = this.#storage.alarmAt;
+      if (alarmAt === null || alarmAt > soon) this.#storage.setAlarm(soon);
     }
   }
 
   #sendTo(item: string, home: number, changes: EdgeChange[]): Promise<ApplyResult> {
+    countCall("user_likes", home === HEAD ? "item_counter" : "item_shard");
     if (home === HEAD) {
       const head = this.env.ITEM_COUNTER;
       return head.get(head.idFromName(itemObjectName(item))).apply(changes);
@@ -307,17 +348,23 @@ export class UserLikes extends DurableObject<Env> {
 
   #deleteDelivered(): void {
     if (this.#delivered.size === 0) return;
-    this.ctx.storage.sql.exec("DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify([...this.#delivered]));
+    this.#storage.sql.exec("DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify([...this.#delivered]));
     this.#delivered.clear();
   }
 
-  #outboxSize(): number {
-    return this.ctx.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
+  /**
+   * Delivered marks that no like's commit picked up: stored on their own, so
+   * an evicted object does not wake up to deliver them again. An empty outbox
+   * needs no sweep: the alarm is cleared and the idle object stays asleep.
+   */
+  #storeDelivered(): void {
+    if (this.#delivered.size === 0) return;
+    this.#storage.commit(() => this.#deleteDelivered());
+    if (this.#outboxSize() === 0) this.#storage.clearAlarm();
   }
 
-  #armAlarm(at: number): void {
-    this.#alarmAt = at;
-    void this.ctx.storage.setAlarm(at);
+  #outboxSize(): number {
+    return this.#storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
   }
 
   /** Likes and saves have separate buckets, each a per-minute and a per-day limit. */

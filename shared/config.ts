@@ -136,6 +136,15 @@ export const ConfigSchema = z.object({
   COOL_WINDOW_SECONDS: numberVar(3600, 1),
   /** How often a hot item's child reports its counts to the head while it changes. */
   CHILD_REPORT_MS: numberVar(1_000),
+  /**
+   * An item's head or child gathers the changes that arrive within this
+   * window into one commit: a hot head then commits about 1000 / window
+   * times a second whatever its write rate. Delivery waits for it, the
+   * like's answer does not.
+   */
+  ITEM_COMMIT_WINDOW_MS: numberVar(200),
+  /** How many edges a hot head hands over to its children per commit. */
+  HANDOVER_BATCH: numberVar(200, 1).transform(Math.floor),
   /** How long user objects cache an item's shard map. */
   SHARD_MAP_TTL_MS: numberVar(5_000),
   /** How often an isolate sends the views and shares it gathered to the items. */

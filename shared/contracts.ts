@@ -16,8 +16,8 @@ export type EventPermit = { allowed: true } | { allowed: false; retryAfter: numb
 export type ToggleResult =
   | { kind: "rate_limited"; retryAfter: number }
   | { kind: "unchanged" }
-  /** `counts` is null when the item side did not apply the change within the request. */
-  | { kind: "changed"; counts: Counts | null };
+  /** Committed by the user's object; the item side gets it after the answer. */
+  | { kind: "changed" };
 
 export type ItemSnapshot = { counts: Counts; asOf: number };
 
@@ -37,8 +37,12 @@ export type EventBatch = {
  */
 export type ChildReport = { likes: number; saves: number; seq: number; writes: number };
 
-/** A change's outcome: applied here, or refused because a new edge belongs to the children now. */
-export type ApplyResult = { status: "applied"; counts: Counts | null } | { status: "moved"; placement: Placement };
+/**
+ * A change's outcome: applied here, or refused because the edge belongs to a
+ * child: a new edge of a hot item (its child follows from the placement), or
+ * an edge the head handed over to child `home`.
+ */
+export type ApplyResult = { status: "applied"; counts: Counts | null } | { status: "moved"; placement: Placement; home?: number };
 
 export type ItemDescription = {
   counts: Counts;
@@ -48,6 +52,9 @@ export type ItemDescription = {
   shards: number;
   children: { index: number; likes: number; saves: number; seq: number; writes: number; reported_at: string }[];
   writes_per_sec: number;
-  /** Calls the head served since it started: after a split, `applies` should be a small share of the item's writes. */
-  calls: { applies: number; refused: number; reports: number; reads: number };
+  /**
+   * Calls the head served since it started (after a split, `applies` should
+   * be a small share of the item's writes), and the commits it made.
+   */
+  calls: { applies: number; refused: number; reports: number; reads: number; commits: number };
 };

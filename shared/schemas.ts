@@ -216,8 +216,9 @@ export const AdminItemResponse = z.object({
       refused: z.number().int().nonnegative(),
       reports: z.number().int().nonnegative(),
       reads: z.number().int().nonnegative(),
+      commits: z.number().int().nonnegative().meta({ description: "Storage commits the head made" }),
     })
-    .meta({ description: "Calls the head served since it last started" }),
+    .meta({ description: "Calls the head served since it last started, and its commits" }),
 });
 
 const Rate = z.number().min(0);

@@ -79,6 +79,8 @@ export type HotItemShare = {
   headApplies: number;
   /** Write calls the item took in all: the head's plus every child's changes. */
   writes: number;
+  /** Storage commits the head made since it started. */
+  headCommits: number;
   headShare: number;
 };
 
@@ -86,7 +88,7 @@ export type HotItemShare = {
 export async function hotItemShare(http: HttpClient, serviceToken: string, item: string): Promise<HotItemShare | null> {
   const res = await http.request("GET", `/v1/admin/items/${ITEM_TYPE}/${item}`, { token: serviceToken });
   if (res.status !== 200) return null;
-  const body = res.body as { hot: boolean; shards: number; calls: { applies: number }; children: { writes: number }[] };
+  const body = res.body as { hot: boolean; shards: number; calls: { applies: number; commits: number }; children: { writes: number }[] };
   const childWrites = body.children.reduce((sum, c) => sum + c.writes, 0);
   const writes = body.calls.applies + childWrites;
   return {
@@ -95,6 +97,7 @@ export async function hotItemShare(http: HttpClient, serviceToken: string, item:
     shards: body.shards,
     headApplies: body.calls.applies,
     writes,
+    headCommits: body.calls.commits,
     headShare: writes === 0 ? 0 : body.calls.applies / writes,
   };
 }

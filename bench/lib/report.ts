@@ -2,6 +2,7 @@
 // HTML file (inline SVG charts, no scripts, no CDN) under bench/results/.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Costs, IdleWatch } from "./write-costs";
 import type { HotItemShare } from "./plaudit";
 import type { ReferenceComparison } from "./reference";
 import { PERCENTILES, type Summary } from "./recorder";
@@ -35,6 +36,10 @@ export type Report = {
   storeLag: { samples: number; lost: number; p50: number; p99: number; max: number };
   /** With --reference: the same scenario against the reference Workers. */
   reference: ReferenceComparison | null;
+  /** Per-like costs from /metrics deltas over the run (and its convergence). */
+  costs: Costs;
+  /** What the system did while idle after the load (null: not watched). */
+  idle: IdleWatch | null;
 };
 
 export function summaryTable(report: Report): string {

@@ -3,6 +3,8 @@ import type { Counts } from "../../shared/counters";
 import { isNewer, type EdgeChange } from "../../shared/edges";
 import { backoffMs } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
+import type { MeteredStorage } from "./metered-storage";
+import { Soon } from "./soon";
 import {
   EMISSION_VERSION,
   MAX_MESSAGE_BYTES,
@@ -12,24 +14,6 @@ import {
   type EmittedEdge,
   type Origin,
 } from "../../shared/emissions";
-
-/**
- * The emitter's tables, added to the owning object's numbered migrations.
- * `emit_edges` holds each edge's newest version not yet acknowledged by the
- * aggregator (one row per edge, however often it changed); `emit_meta` holds
- * the count snapshot's sequence number and the newest one acknowledged.
- */
-export const EMITTER_SCHEMA = `
-  CREATE TABLE emit_edges (
-    user    TEXT    NOT NULL,
-    counter TEXT    NOT NULL,
-    state   INTEGER NOT NULL,
-    inc     INTEGER NOT NULL,
-    seq     INTEGER NOT NULL,
-    PRIMARY KEY (user, counter)
-  ) WITHOUT ROWID;
-  CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-`;
 
 /** An object emits at most about once per this interval while it changes. */
 export const EMIT_INTERVAL_MS = 1_000;
@@ -44,6 +28,12 @@ const RESEND_CAP_MS = 5 * 60_000;
 const RETRY_CAP_MS = 60_000;
 /** Sent emissions are remembered this long for their acks; a later ack only costs a resend. */
 const IN_FLIGHT_TTL_MS = 10 * 60_000;
+/**
+ * Acknowledgements not folded into one of the owner's commits within this
+ * long get a commit of their own: an idle object must not be evicted with
+ * them in memory only, or it would wake up to send everything again.
+ */
+const ACK_PERSIST_MS = 500;
 /** Room for a message's envelope (origin, ids, snapshot) next to its edges. */
 const ENVELOPE_BYTES = 1_000;
 
@@ -58,6 +48,8 @@ export type EmitterOptions = {
   counts?: () => Counts;
   /** What a head's snapshot carries beyond its counts (its unique viewers). */
   snapshotExtras?: () => Omit<CountSnapshot, "seq" | "counts">;
+  /** Called after the emitter's own commit of acknowledgements: the owner may now clear its alarm. */
+  settled?: () => void;
 };
 
 export type EmissionState = {
@@ -81,11 +73,13 @@ const edgeKey = (user: string, counter: string) => `${user}\u0000${counter}`;
  * until the aggregator has written it to both stores and acknowledged it.
  *
  * Costs no commit of its own while the object changes: changes are recorded
- * inside the owner's transaction (`record*`), acknowledgements are held in
- * memory and folded into the owner's next transaction (`fold`), and sending
- * rides on the object's alarm, at most once per EMIT_INTERVAL_MS. Losing the
- * in-memory state (eviction, crash) only means resending: the aggregator's
- * writes are conditional on newer versions, so a resend changes nothing.
+ * inside the owner's transaction (`record*`), acknowledgements are folded
+ * into the owner's next transaction (`fold`), and sending rides on the
+ * object's alarm, at most once per EMIT_INTERVAL_MS. Acknowledgements that no
+ * owner commit picks up within ACK_PERSIST_MS are committed on their own, so
+ * an idle object stores what ends its resends before it can be evicted. A
+ * crash in between only means a resend: the aggregator's writes are
+ * conditional on newer versions, so a resend changes nothing.
  *
  * Usage in an object: call `fold()` and `record*()` inside its
  * `transactionSync`, `wake()` right after it (same turn, so the alarm rides on
@@ -107,26 +101,41 @@ export class Emitter {
   #ackedEdges = new Map<string, EdgeRow>();
   /** Something changed since the last send. */
   #dirty = false;
-  #alarmAt: number | null = null;
   #attempt = 0;
+  readonly #persist: Soon;
 
   constructor(
-    private readonly ctx: DurableObjectState,
+    ctx: DurableObjectState,
+    private readonly storage: MeteredStorage,
     private readonly queue: Queue,
     private readonly options: EmitterOptions,
   ) {
+    this.#persist = new Soon("emission_ack_persist_failed", ACK_PERSIST_MS, () => {
+      if (this.options.ready() && this.#hasUnfolded()) this.storage.commit(() => this.fold());
+      this.options.settled?.();
+    });
     if (options.ready()) {
       this.#ackedSeq = this.#storedAckedSeq = this.#meta("acked_seq");
     }
     ctx.blockConcurrencyWhile(async () => {
-      this.#alarmAt = await ctx.storage.getAlarm();
-      if (this.#alarmAt === null && this.#hasUnacked()) this.#armAlarm(Date.now() + EMIT_INTERVAL_MS);
+      const alarmAt = await storage.loadAlarm();
+      if (alarmAt === null && this.#hasUnacked()) this.scheduleAlarm(Date.now() + EMIT_INTERVAL_MS);
     });
+  }
+
+  /** Nothing left to send or to hear back about: the emitter needs no alarm. */
+  get idle(): boolean {
+    return !this.#hasUnacked() && !this.#hasUnfolded();
+  }
+
+  /** Acknowledgements wait for a commit. */
+  get unfolded(): boolean {
+    return this.#hasUnfolded();
   }
 
   /** Inside the owner's transaction: persists what acknowledgements arrived since the last write. */
   fold(): void {
-    const sql = this.ctx.storage.sql;
+    const sql = this.storage.sql;
     for (const row of this.#ackedEdges.values()) {
       sql.exec("DELETE FROM emit_edges WHERE user = ? AND counter = ? AND inc = ? AND seq = ?", row.user, row.counter, row.inc, row.seq);
     }
@@ -142,7 +151,7 @@ export class Emitter {
    * older version never replaces a newer one still waiting to be sent.
    */
   recordEdge(user: string, change: Pick<EdgeChange, "counter" | "state" | "inc" | "seq">): void {
-    this.ctx.storage.sql.exec(
+    this.storage.sql.exec(
       `INSERT INTO emit_edges (user, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq
        WHERE excluded.inc > emit_edges.inc OR (excluded.inc = emit_edges.inc AND excluded.seq > emit_edges.seq)`,
@@ -172,10 +181,14 @@ export class Emitter {
    * asks again for its next time, so an early wake-up only runs a check early.
    */
   scheduleAlarm(at: number): void {
-    if (this.#alarmAt === null || this.#alarmAt > at) this.#armAlarm(at);
+    const current = this.storage.alarmAt;
+    if (current === null || current > at) this.storage.setAlarm(at);
   }
 
-  /** The aggregator wrote these emissions to both stores. Costs no commit: folded into the next write. */
+  /**
+   * The aggregator wrote these emissions to both stores. Folded into the
+   * owner's next commit, or committed on its own shortly if none comes.
+   */
   ack(emissions: readonly string[]): void {
     for (const id of emissions) {
       const flight = this.#inFlight.get(id);
@@ -191,6 +204,7 @@ export class Emitter {
       }
       this.#attempt = 0;
     }
+    if (this.#hasUnfolded()) this.#persist.request();
   }
 
   state(): EmissionState {
@@ -204,12 +218,9 @@ export class Emitter {
    * jittered backoff while sending fails, for as long as anything is unacked.
    */
   async alarm(): Promise<void> {
-    this.#alarmAt = null;
     let failed = false;
     try {
-      if (this.options.ready() && (this.#ackedEdges.size > 0 || this.#ackedSeq > this.#storedAckedSeq)) {
-        this.ctx.storage.transactionSync(() => this.fold());
-      }
+      if (this.options.ready() && this.#hasUnfolded()) this.storage.commit(() => this.fold());
       await this.#send(Date.now());
     } catch (error) {
       failed = true;
@@ -280,9 +291,13 @@ export class Emitter {
     }
   }
 
+  #hasUnfolded(): boolean {
+    return this.#ackedEdges.size > 0 || this.#ackedSeq > this.#storedAckedSeq;
+  }
+
   #unackedEdges(): EdgeRow[] {
     if (!this.options.ready()) return [];
-    return this.ctx.storage.sql
+    return this.storage.sql
       .exec<EdgeRow>("SELECT user, counter, state, inc, seq FROM emit_edges")
       .toArray()
       .filter((row) => {
@@ -305,20 +320,15 @@ export class Emitter {
   }
 
   #meta(key: string): number {
-    return this.ctx.storage.sql.exec<{ value: number }>("SELECT value FROM emit_meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
+    return this.storage.sql.exec<{ value: number }>("SELECT value FROM emit_meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
   }
 
   #setMeta(key: string, value: number): void {
-    this.ctx.storage.sql.exec(
+    this.storage.sql.exec(
       "INSERT INTO emit_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       key,
       value,
     );
-  }
-
-  #armAlarm(at: number): void {
-    this.#alarmAt = at;
-    void this.ctx.storage.setAlarm(at);
   }
 }
 

@@ -1,8 +1,32 @@
+import type { Sql } from "./metered-storage";
+
+/**
+ * An object's storage as migrations use it: the platform's, or a metered one
+ * (`inCommit`: a commit is open, so the migrations join it).
+ */
+export type SchemaStorage = { sql: Sql; transactionSync<T>(fn: () => T): T; readonly inCommit?: boolean };
+
 /**
  * An object's SQLite schema as numbered migrations that only grow.
- * WARNING: never edit or renumber a migration that has shipped; add a new one.
+ * WARNING: never edit or renumber a migration that has shipped; add a new one,
+ * and write its SQL literally in the object's file: a shared constant pasted
+ * into a migration would silently rewrite a migration already deployed.
  */
 export type Migration = { id: number; sql: string };
+
+/**
+ * Refuses a list that could apply differently on different objects: ids must
+ * be positive integers, each greater than the one before.
+ */
+export function checkMigrations(migrations: readonly Migration[]): void {
+  let previous = 0;
+  for (const { id } of migrations) {
+    if (!Number.isInteger(id) || id <= 0) throw new Error(`migration id ${id} is not a positive integer`);
+    if (id === previous) throw new Error(`migration id ${id} appears twice`);
+    if (id < previous) throw new Error(`migration id ${id} comes after ${previous}`);
+    previous = id;
+  }
+}
 
 /**
  * Applies migrations once per object. An object that has never been written
@@ -11,23 +35,35 @@ export type Migration = { id: number; sql: string };
  */
 export class SqlSchema {
   #ready: boolean;
+  /** Created inside a commit that may yet roll back: checked again before it is trusted. */
+  #unconfirmed = false;
 
   constructor(
-    private readonly storage: DurableObjectStorage,
+    private readonly storage: SchemaStorage,
     private readonly migrations: readonly Migration[],
   ) {
+    checkMigrations(migrations);
     this.#ready = this.#exists();
     if (this.#ready) this.#applyPending();
   }
 
   /** False until the object's first write created its tables. */
   get ready(): boolean {
+    if (this.#unconfirmed && !this.storage.inCommit) {
+      this.#unconfirmed = false;
+      this.#ready = this.#exists();
+    }
     return this.#ready;
   }
 
-  /** Creates the schema if missing; call before the first write. */
+  /**
+   * Creates the schema if missing; call before the first write. Inside an
+   * open commit the migrations ride on it: an object's first write is one
+   * commit, not two.
+   */
   ensure(): void {
-    if (this.#ready) return;
+    if (this.ready) return;
+    this.#unconfirmed = this.storage.inCommit === true;
     this.#applyPending();
     this.#ready = true;
   }
@@ -40,13 +76,24 @@ export class SqlSchema {
     );
   }
 
+  /**
+   * Applies what this object has not applied yet, in one transaction with the
+   * record of it. A pending id below the newest applied one means the list
+   * was edited after it shipped: refused, since skipping it would leave this
+   * object with a schema no other object has.
+   */
   #applyPending(): void {
     const sql = this.storage.sql;
+    const exists = this.#exists();
+    const applied = exists ? new Set(sql.exec<{ id: number }>("SELECT id FROM _migrations").toArray().map((r) => r.id)) : new Set<number>();
+    const pending = this.migrations.filter((m) => !applied.has(m.id));
+    if (pending.length === 0) return;
+    const newest = Math.max(0, ...applied);
+    const late = pending.find((m) => m.id < newest);
+    if (late) throw new Error(`migration ${late.id} is older than the applied migration ${newest}; add a new one instead`);
     this.storage.transactionSync(() => {
       sql.exec("CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
-      const applied = new Set(sql.exec<{ id: number }>("SELECT id FROM _migrations").toArray().map((r) => r.id));
-      for (const migration of this.migrations) {
-        if (applied.has(migration.id)) continue;
+      for (const migration of pending) {
         sql.exec(migration.sql);
         sql.exec("INSERT INTO _migrations (id, applied_at) VALUES (?, ?)", migration.id, Date.now());
       }

@@ -1,3 +1,4 @@
+import type { Sql } from "./metered-storage";
 import { HyperLogLog } from "../../shared/hll";
 import { mergeViewers, type ViewerPayload } from "../../shared/viewer-batch";
 
@@ -18,7 +19,7 @@ export class UniqueViewers {
   #dirty = false;
 
   constructor(
-    private readonly sql: SqlStorage,
+    private readonly sql: Sql,
     private readonly ready: () => boolean,
   ) {}
 

@@ -1,15 +1,19 @@
+import { RATE_DISPLAY_SECONDS, type RateView } from "./hot-policy";
+
 /**
- * An item's write rate over sliding windows of whole seconds, in memory: a
- * head that restarts forgets it and starts measuring again, which only delays
- * a split or a merge (the hot state itself is persisted).
+ * An item's write rate over sliding windows of whole seconds, in memory. Its
+ * start is given, not taken: a hot head that wakes after an eviction starts
+ * from its stored split time, so the seconds it was away count as seconds
+ * without writes and the item does cool (a head that started measuring anew
+ * on every wake would never see a whole cool window).
  */
 export class WriteRate {
   readonly #buckets = new Map<number, number>();
-  readonly #since: number;
 
-  constructor(now: number, private readonly keepSeconds: number) {
-    this.#since = now;
-  }
+  constructor(
+    private readonly since: number,
+    private readonly keepSeconds: number,
+  ) {}
 
   record(writes: number, now: number): void {
     if (writes <= 0) return;
@@ -31,8 +35,18 @@ export class WriteRate {
     return sum / seconds;
   }
 
-  /** How long this object has been measuring: a window longer than that says nothing yet. */
+  /** How long this rate has been measured: a window longer than that says nothing yet. */
   observedSeconds(now: number): number {
-    return (now - this.#since) / 1000;
+    return (now - this.since) / 1000;
+  }
+
+  /** The rate as the hot/cool decision reads it. */
+  view(now: number): RateView {
+    return { observedSeconds: this.observedSeconds(now), perSecond: (seconds) => this.perSecond(seconds, now) };
+  }
+
+  /** The rate shown to operators: over RATE_DISPLAY_SECONDS, or what has been observed so far. */
+  displayed(now: number): number {
+    return this.perSecond(Math.min(RATE_DISPLAY_SECONDS, Math.max(1, Math.ceil(this.observedSeconds(now)))), now);
   }
 }

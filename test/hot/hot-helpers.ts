@@ -37,6 +37,20 @@ export async function makeHot(id: string): Promise<User[]> {
   return likers;
 }
 
+/**
+ * Likes from these users in groups of five a second, under the hot threshold
+ * (10 writes/s over 1 s here), so their edges are created at the head. The
+ * pause paces the load; it waits for no state.
+ */
+export async function likeBelowHotRate(likers: readonly User[], id: string): Promise<void> {
+  for (let i = 0; i < likers.length; i += 5) {
+    if (i > 0) await sleep(1_100);
+    const answers = await Promise.all(likers.slice(i, i + 5).map((u) => like(u.token, id)));
+    expect(answers.every((r) => r.status === 200)).toBe(true);
+  }
+  expect(await delivered(likers.map((u) => u.id))).toBe(true);
+}
+
 /** Waits for the children's reports to bring the head's likes to `expected`, checking it never goes negative. */
 export async function settledLikes(key: string, expected: number): Promise<number> {
   const deadline = Date.now() + 10_000;
@@ -50,14 +64,12 @@ export async function settledLikes(key: string, expected: number): Promise<numbe
   return likes;
 }
 
-/** Waits until the item's write rate has stayed low for a whole cool window. */
-export async function waitToCool(): Promise<void> {
-  await sleep(2_600);
-}
-
-/** Waits for the head's own cooling check to merge the item back (it runs every cool window). */
+/**
+ * Waits for the head's own cooling check to merge the item back: it runs
+ * every cool window, and merges once the rate stayed low for a whole one.
+ */
 export async function cooled(key: string): Promise<boolean> {
-  const deadline = Date.now() + 8_000;
+  const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
     if (!(await describeItem(key)).hot) return true;
     await sleep(200);
@@ -69,4 +81,36 @@ export async function homeOf(userId: string, key: string): Promise<number> {
   return runInDurableObject(user(userId), (_, state) =>
     state.storage.sql.exec<{ home: number }>("SELECT home FROM edges WHERE item = ? AND counter = 'likes'", key).one().home,
   );
+}
+
+/** Edges the head still holds itself, and whether a hand-over batch is in flight. */
+export async function headEdges(key: string): Promise<{ held: number; moved: number; handing: boolean }> {
+  return runInDurableObject(head(key), (_, state) => {
+    const sql = state.storage.sql;
+    const count = (where: string) => sql.exec<{ n: number }>(`SELECT count(*) AS n FROM edges WHERE ${where}`).one().n;
+    const handing = sql.exec<{ handing: string | null }>("SELECT handing FROM state").toArray()[0]?.handing ?? null;
+    return { held: count("moved IS NULL"), moved: count("moved IS NOT NULL"), handing: handing !== null };
+  });
+}
+
+/** Waits until a hot head has handed every edge it held over to its children. */
+export async function handedOver(key: string): Promise<boolean> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const edges = await headEdges(key);
+    if (edges.held === 0 && !edges.handing) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+/** Waits until these users' objects have delivered everything in their outboxes. */
+export async function delivered(ids: readonly string[]): Promise<boolean> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const pending = await Promise.all(ids.map((id) => user(id).pendingDeliveries()));
+    if (pending.every((n) => n === 0)) return true;
+    await sleep(100);
+  }
+  return false;
 }

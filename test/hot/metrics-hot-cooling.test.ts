@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { freshId, tokenFor } from "../workers/helpers";
 import { dashboardData, sample, scrape } from "../workers/metrics-exposition";
-import { cooled, makeHot, waitToCool } from "./hot-helpers";
+import { cooled, makeHot } from "./hot-helpers";
 
 // A file of its own: storage is per file, so this item's merge is the only one counted here.
 let service: string;
@@ -17,7 +17,6 @@ describe("cooled items in the metrics", () => {
     const id = freshId();
     await makeHot(id);
     const before = sample(await scrape(service), "plaudit_shard_merges_total");
-    await waitToCool();
     expect(await cooled(`post:${id}`)).toBe(true);
     await expect.poll(async () => (await hotItems()).map((h) => h.item), { timeout: 10_000 }).not.toContain(`post:${id}`);
     expect(sample(await scrape(service), "plaudit_shard_merges_total") - before).toBe(1);

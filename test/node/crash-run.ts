@@ -3,10 +3,12 @@
 // survived. Every answer is recorded in the exact model (bench/lib/model.ts):
 // an acknowledged action must survive; a request in flight at the kill may
 // or may not have landed, and has_liked after the restart decides which.
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { awaitConvergence, awaitOutboxesDrained, checkLikeSets, settleUndecided, type Convergence } from "../../bench/lib/checks";
 import { HttpClient } from "../../bench/lib/http";
 import { LikeModel } from "../../bench/lib/model";
-import { idRange, objectLikeCounts, serviceToken, toggle, userTokens } from "../../bench/lib/plaudit";
+import { idRange, objectLikeCounts, pendingDeliveries, serviceToken, toggle, userTokens } from "../../bench/lib/plaudit";
 import { startServer, type LocalServer } from "../../bench/lib/server";
 
 export type CrashRound = {
@@ -17,6 +19,8 @@ export type CrashRound = {
   violations: string[];
   convergence: Convergence;
   drained: boolean;
+  /** Changes users' objects had acknowledged and not yet delivered to the item side, counted first thing after the restart. */
+  undeliveredAtRestart: number;
 };
 
 export type CrashRunOptions = {
@@ -29,9 +33,21 @@ export type CrashRunOptions = {
   log: (line: string) => void;
   /** Called with each server started, so a caller can stop it whatever happens. */
   onServer: (server: LocalServer | null) => void;
+  /** Settings beyond the raised rate limits. */
+  vars?: Record<string, string>;
 };
 
-const VARS = { RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_PER_DAY: "100000000" };
+const ARTIFACTS = join(import.meta.dirname, "..", "artifacts");
+
+/** A crash run whose phase timings go to test/artifacts/<logName>, to see where a slow run spent its time. */
+export async function loggedCrashRun(logName: string, options: Omit<CrashRunOptions, "log">): Promise<CrashRound[]> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const logFile = join(ARTIFACTS, logName);
+  writeFileSync(logFile, "");
+  return await crashRun({ ...options, log: (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`) });
+}
+
+const LIMITS = { RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_PER_DAY: "100000000" };
 const SETTLE_TIMEOUT_MS = 30_000;
 const TRAFFIC_LIMIT_MS = 30_000;
 
@@ -41,8 +57,9 @@ export async function crashRun(options: CrashRunOptions): Promise<CrashRound[]> 
   const model = new LikeModel();
   const rounds: CrashRound[] = [];
   const log = options.log;
+  const vars = { ...LIMITS, ...options.vars };
   log("starting");
-  let server = await startServer({ stateDir: options.stateDir, vars: VARS });
+  let server = await startServer({ stateDir: options.stateDir, vars });
   options.onServer(server);
   log(`started on ${server.url}`);
   const secret = server.secret;
@@ -56,10 +73,12 @@ export async function crashRun(options: CrashRunOptions): Promise<CrashRound[]> 
       http.close();
       log(`round ${round + 1}: killed after ${traffic.acknowledged} acknowledged, ${traffic.inFlight} in flight`);
 
-      server = await startServer({ stateDir: options.stateDir, vars: VARS, secret });
+      server = await startServer({ stateDir: options.stateDir, vars, secret });
       options.onServer(server);
       log(`round ${round + 1}: restarted on ${server.url}`);
       http = new HttpClient(server.url, 16);
+      const undeliveredAtRestart = await undelivered(http, service, users);
+      log(`round ${round + 1}: ${undeliveredAtRestart} acknowledged changes not yet delivered`);
       violations.push(...(await settleUndecided(http, model, tokens)));
       violations.push(...(await checkLikeSets(http, model, tokens, items)));
       log(`round ${round + 1}: like sets checked, ${violations.length} violations`);
@@ -70,7 +89,7 @@ export async function crashRun(options: CrashRunOptions): Promise<CrashRound[]> 
       const { drained, ms } = await awaitOutboxesDrained(http, service, users, SETTLE_TIMEOUT_MS);
       log(`round ${round + 1}: outboxes ${drained ? "drained" : "not drained"} in ${ms} ms`);
       http.close();
-      rounds.push({ ...traffic, violations, convergence, drained });
+      rounds.push({ ...traffic, violations, convergence, drained, undeliveredAtRestart });
     }
   } finally {
     await server.stop();
@@ -126,4 +145,10 @@ async function driveUntilKilled(
   await server.kill();
   await Promise.all(loops);
   return { acknowledged, inFlight };
+}
+
+/** The changes still in users' outboxes (a user object answers this without delivering first). */
+async function undelivered(http: HttpClient, service: string, users: readonly string[]): Promise<number> {
+  const pending = await Promise.all(users.map((user) => pendingDeliveries(http, service, user)));
+  return pending.reduce<number>((sum, n) => sum + (n ?? 0), 0);
 }

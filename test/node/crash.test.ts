@@ -1,11 +1,8 @@
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshStateDir, removeStateDir, type LocalServer } from "../../bench/lib/server";
-import { crashRun, type CrashRound } from "./crash-run";
+import { loggedCrashRun, type CrashRound } from "./crash-run";
 
 const KILLS = 3;
-const ARTIFACTS = join(import.meta.dirname, "..", "artifacts");
 
 describe("a SIGKILL of the whole local server, three times in one run", () => {
   const stateDir = freshStateDir("plaudit-crash-");
@@ -15,11 +12,7 @@ describe("a SIGKILL of the whole local server, three times in one run", () => {
   // About a minute alone; the margin is for a full `npm test` on a busy machine.
   // Phase timings go to test/artifacts/crash-run.log, to see where a slow run spent its time.
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    const logFile = join(ARTIFACTS, "crash-run.log");
-    writeFileSync(logFile, "");
-    rounds = await crashRun({
-      log: (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`),
+    rounds = await loggedCrashRun("crash-run.log", {
       stateDir,
       users: 24,
       items: 6,

@@ -73,7 +73,7 @@ async function caught(promise: Promise<unknown>): Promise<PlauditError> {
 async function shiftBuckets(userId: string, ms: number): Promise<void> {
   const stub = env.USER_LIKES.get(env.USER_LIKES.idFromName(userObjectName(userId)));
   await runInDurableObject(stub, (_instance, state) => {
-    state.storage.sql.exec("UPDATE rate SET tat = tat + ?", ms);
+    state.storage.sql.exec("UPDATE state SET tats = (SELECT json_group_object(key, value + ?) FROM json_each(state.tats))", ms);
   });
   // workerd logs the abort as an uncaught exception; it is the restart asked for.
   await runInDurableObject(stub, (_instance, state) => state.abort("restart with the shifted buckets")).catch(() => {});

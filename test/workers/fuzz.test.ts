@@ -1,7 +1,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { ITEM_TYPES, itemKey, TOGGLE_COUNTERS } from "../../shared/counters";
 import { signJwt } from "../../shared/jwt";
 import { itemObjectName, userObjectName } from "../../shared/object-names";
@@ -284,6 +284,12 @@ async function send(c: Case, settle = false): Promise<{ response: Response; text
 const KEYS = ITEMS.flatMap((id) => ITEM_TYPES.map((type) => itemKey(type, id)));
 
 async function snapshot(): Promise<string> {
+  // A like is answered before the item side has it: an accepted case's delivery must land before the next case is judged.
+  const users = USERS.map((user) => env.USER_LIKES.get(env.USER_LIKES.idFromName(userObjectName(user))));
+  await vi.waitFor(async () => expect(await Promise.all(users.map((u) => u.pendingDeliveries()))).toEqual(users.map(() => 0)), {
+    timeout: 10_000,
+    interval: 50,
+  });
   const counts = await Promise.all(KEYS.map((key) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(itemObjectName(key))).read()));
   const likeSets = await Promise.all(
     USERS.flatMap((user) =>

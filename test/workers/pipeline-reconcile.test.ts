@@ -11,10 +11,16 @@ import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 
 const WAIT = { timeout: 20_000, interval: 100 };
 
+/** Waits for the item's object to have applied `likes` likes: a like is answered before the item side has it. */
+async function applied(item: string, likes: number): Promise<void> {
+  await vi.waitFor(async () => expect((await itemStub(item).read()).counts.likes).toBe(likes), WAIT);
+}
+
 /** An item liked by `likes` users, with its counts settled in both stores. */
 async function likedItem(likes: number): Promise<string> {
   const id = freshId();
   for (let i = 0; i < likes; i++) await like((await newUser()).token, id);
+  await applied(`post:${id}`, likes);
   await settled(`post:${id}`);
   return `post:${id}`;
 }
@@ -67,6 +73,7 @@ describe("reconciliation", () => {
       instance.emitter.faults.dropSends = 1_000;
     });
     await like((await newUser()).token, item.split(":")[1]!);
+    await applied(item, 2);
     await reconcileOnce();
     expect(await lastRun()).toMatchObject({ items_repaired: 0, d1_drift: 0, central_drift: 0, items_lagging: 1, max_difference: 0 });
     expect((await d1Counts(item))?.counts.likes).toBe(1);

@@ -52,10 +52,9 @@ export function toggleHandler(counter: ToggleCounter, on: boolean) {
 
 /**
  * Sets one user's toggle (like or save) on an item through the user's object,
- * and works out the count to answer with: the item's total after the change
- * when the item's head applied it within the request, otherwise (a hot item's
- * child applied it, or the item side did not answer in time) the last total
- * this Worker knew plus or minus the change, never below zero.
+ * which answers once its own commit is durable and delivers to the item side
+ * afterwards. So the count answered is the last total this Worker knew (its
+ * memory, else one read) plus or minus the change, never below zero.
  */
 export async function setToggle(
   rt: Runtime,
@@ -78,13 +77,9 @@ export async function setToggle(
   metrics.count("toggle_outcomes_total", { counter, outcome: status });
   switch (result.kind) {
     case "changed": {
-      if (result.counts) {
-        rememberCounts(rt, key, result.counts);
-        return { status, count: result.counts[counter] };
-      }
-      // A hot item's child does not know the item's total: start from what
-      // this isolate knows, or a (cached, single-flight) read of the head.
-      const known = lastKnownCounts(key) ?? (await readCounts(rt, key).catch(() => undefined));
+      // Another toggle of this item may have updated what this isolate knows while the read was in flight.
+      if (!lastKnownCounts(key)) await readCounts(rt, key).catch(() => undefined);
+      const known = lastKnownCounts(key);
       const counts = { ...(known?.counts ?? zeroCounts()) };
       counts[counter] = Math.max(0, counts[counter] + (on ? 1 : -1));
       rememberCounts(rt, key, counts);

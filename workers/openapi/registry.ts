@@ -281,7 +281,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
           shards: 16,
           children: [{ index: 0, likes: 7410, saves: 52, seq: 913, writes: 8120, reported_at: AS_OF }],
           writes_per_sec: 1840.5,
-          calls: { applies: 2210, refused: 35, reports: 14400, reads: 900 },
+          calls: { applies: 2210, refused: 35, reports: 14400, reads: 900, commits: 3100 },
         },
       },
     },

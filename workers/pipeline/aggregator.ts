@@ -34,7 +34,15 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
     if (result.success) parsed.push({ index, emission: result.data });
     else {
       failed.add(index);
-      log("error", "emission_rejected", { id: message.id, error: result.error.issues[0]?.message });
+      const issue = result.error.issues[0];
+      const body = message.body as { origin?: unknown; item?: unknown } | null;
+      // What was refused and where it came from, so the producer's bug can be found.
+      log("error", "emission_rejected", {
+        id: message.id,
+        error: issue ? `${issue.path.join(".")}: ${issue.message}` : "not an emission",
+        origin: body?.origin,
+        item: typeof body?.item === "string" ? body.item.slice(0, 100) : body?.item,
+      });
     }
   });
 

@@ -1,3 +1,4 @@
+import { metrics } from "../../metrics/recorder";
 import { COUNTER_TYPES, zeroCounts, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
 import { Alternator, AlternatorError } from "./alternator";
@@ -80,10 +81,12 @@ export class CentralStore {
   async #conditional(request: Record<string, unknown>): Promise<WriteOutcome> {
     try {
       await withRetries(() => this.#db.call("UpdateItem", request));
+      metrics.count("central_store_writes_total", { outcome: "written" });
       return "written";
     } catch (error) {
-      if (error instanceof AlternatorError && error.conditionFailed) return "stale";
-      throw error;
+      if (!(error instanceof AlternatorError && error.conditionFailed)) throw error;
+      metrics.count("central_store_writes_total", { outcome: "stale" });
+      return "stale";
     }
   }
 }

@@ -1,0 +1,140 @@
+// What a run cost, from /metrics deltas: per like (a like or unlike that
+// changed the user's state), the storage commits, rows written and alarms set
+// by the objects, object calls, queue messages, D1 rows and central-store
+// writes; and, after the load, an idle watch that expects none of them.
+import type { HttpClient } from "./http";
+
+type Samples = Map<string, number>;
+
+/** Every sample of /metrics, keyed `name{labels}` as exposed. */
+export async function scrapeMetrics(http: HttpClient, serviceToken: string): Promise<Samples> {
+  const res = await http.request("GET", "/metrics", { token: serviceToken });
+  if (res.status !== 200 || typeof res.body !== "string") throw new Error(`GET /metrics answered ${res.status}`);
+  const samples: Samples = new Map();
+  for (const line of res.body.split("\n")) {
+    const match = line.match(/^([a-z_:][a-z0-9_:]*)(\{[^}]*\})?\s+(\S+)$/i);
+    if (match) samples.set(`${match[1]}${match[2] ?? ""}`, Number(match[3]));
+  }
+  return samples;
+}
+
+/**
+ * Objects flush their metrics about once a second: scrapes until two reads a
+ * second apart agree (at most `limitMs`), so a delta includes the run's tail.
+ */
+export async function settledMetrics(http: HttpClient, serviceToken: string, limitMs = 15_000): Promise<Samples> {
+  const deadline = Date.now() + limitMs;
+  let last = await scrapeMetrics(http, serviceToken);
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const next = await scrapeMetrics(http, serviceToken);
+    if (same(last, next)) return next;
+    last = next;
+  }
+  return last;
+}
+
+/** The sum of the samples of `name` whose labels include every `labels` pair, after minus before. */
+function delta(before: Samples, after: Samples, name: string, labels: Record<string, string> = {}): number {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  let sum = 0;
+  for (const [key, value] of after) {
+    if (key !== name && !key.startsWith(`${name}{`)) continue;
+    if (!wanted.every((pair) => key.includes(pair))) continue;
+    sum += value - (before.get(key) ?? 0);
+  }
+  return sum;
+}
+
+const OBJECTS = ["user_likes", "item_counter", "item_shard"] as const;
+
+export type Costs = {
+  /** Likes and unlikes that changed a user's state: the denominator of every "per like". */
+  likes: number;
+  perLike: {
+    commits: number;
+    rowsWritten: number;
+    alarmsSet: number;
+    /** Rows written and alarms set together: what the platform bills as rows. */
+    billedRows: number;
+    objectCalls: number;
+    queueMessages: number;
+    d1RowsWritten: number;
+    centralStoreWrites: number;
+  };
+  /** Commits, rows written and alarms set per like, by object kind. */
+  byObject: Record<string, { commits: number; rowsWritten: number; alarmsSet: number }>;
+};
+
+export function costsBetween(before: Samples, after: Samples): Costs {
+  const likes =
+    delta(before, after, "plaudit_toggle_outcomes_total", { outcome: "liked" }) +
+    delta(before, after, "plaudit_toggle_outcomes_total", { outcome: "unliked" });
+  const per = (n: number) => (likes === 0 ? 0 : Math.round((n / likes) * 100) / 100);
+  const byObject: Costs["byObject"] = {};
+  for (const object of OBJECTS) {
+    byObject[object] = {
+      commits: per(delta(before, after, "plaudit_storage_commits_total", { object })),
+      rowsWritten: per(delta(before, after, "plaudit_storage_rows_written_total", { object })),
+      alarmsSet: per(delta(before, after, "plaudit_storage_alarms_set_total", { object })),
+    };
+  }
+  const rowsWritten = delta(before, after, "plaudit_storage_rows_written_total");
+  const alarmsSet = delta(before, after, "plaudit_storage_alarms_set_total");
+  return {
+    likes,
+    perLike: {
+      commits: per(delta(before, after, "plaudit_storage_commits_total")),
+      rowsWritten: per(rowsWritten),
+      alarmsSet: per(alarmsSet),
+      billedRows: per(rowsWritten + alarmsSet),
+      objectCalls: per(delta(before, after, "plaudit_object_calls_total")),
+      queueMessages: per(delta(before, after, "plaudit_queue_messages_total", { event: "sent" })),
+      d1RowsWritten: per(delta(before, after, "plaudit_d1_rows_written_total")),
+      centralStoreWrites: per(delta(before, after, "plaudit_central_store_writes_total")),
+    },
+    byObject,
+  };
+}
+
+export type IdleWatch = { seconds: number; queueMessages: number; alarmsSet: number; alarmsRun: number; commits: number; objectCalls: number };
+
+/** Watches an idle system for `seconds`: anything it sends, sets or commits is work an idle system should not do. */
+export async function watchIdle(http: HttpClient, serviceToken: string, seconds: number): Promise<IdleWatch> {
+  const before = await settledMetrics(http, serviceToken);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const after = await settledMetrics(http, serviceToken);
+  return {
+    seconds,
+    queueMessages: delta(before, after, "plaudit_queue_messages_total", { event: "sent" }),
+    alarmsSet: delta(before, after, "plaudit_storage_alarms_set_total"),
+    alarmsRun: delta(before, after, "plaudit_storage_alarms_run_total"),
+    commits: delta(before, after, "plaudit_storage_commits_total"),
+    objectCalls: delta(before, after, "plaudit_object_calls_total"),
+  };
+}
+
+export function costsTable(costs: Costs, idle: IdleWatch | null): string {
+  const p = costs.perLike;
+  const lines = [
+    `per like (${costs.likes} likes and unlikes that changed state): ${p.commits} commits, ${p.rowsWritten} rows written + ` +
+      `${p.alarmsSet} alarms set = ${p.billedRows} billed rows; ${p.objectCalls} object calls, ${p.queueMessages} queue messages, ` +
+      `${p.d1RowsWritten} D1 rows, ${p.centralStoreWrites} central-store writes`,
+    ...Object.entries(costs.byObject).map(
+      ([object, c]) => `  ${object}: ${c.commits} commits, ${c.rowsWritten} rows written, ${c.alarmsSet} alarms set per like`,
+    ),
+  ];
+  if (idle) {
+    lines.push(
+      `idle for ${idle.seconds} s after the load: ${idle.queueMessages} queue messages, ${idle.alarmsSet} alarms set, ${idle.alarmsRun} alarms run, ` +
+        `${idle.commits} commits, ${idle.objectCalls} object calls`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function same(a: Samples, b: Samples): boolean {
+  if (a.size !== b.size) return false;
+  for (const [key, value] of a) if (b.get(key) !== value) return false;
+  return true;
+}

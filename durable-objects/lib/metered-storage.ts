@@ -1,0 +1,96 @@
+import { metrics } from "../../metrics/recorder";
+
+/** The object kinds as metrics name them. */
+export type ObjectKind = "user_likes" | "item_counter" | "item_shard";
+
+/** What an object's code needs of SQL: one statement at a time. */
+export type Sql = Pick<SqlStorage, "exec">;
+
+/**
+ * An object's storage, counted the way the platform bills it: every commit,
+ * every row written (the SQL cursors' `rowsWritten`) and every `setAlarm`
+ * (billed as a row written, yet absent from `rowsWritten`). Every write of an
+ * object goes through `commit`, so the counters see all of them.
+ */
+export class MeteredStorage {
+  #cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] | null = null;
+  #alarmAt: number | null = null;
+  /** The query interface handed to code that runs inside `commit` (and to reads). */
+  readonly sql: Sql = { exec: ((query: string, ...bindings: unknown[]) => this.#exec(query, ...bindings)) as Sql["exec"] };
+
+  /** `recorded` runs after each count, so the object sends its metrics (metrics/flush.ts). */
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    readonly object: ObjectKind,
+    private readonly recorded: () => void,
+  ) {}
+
+  /** A commit is open: work done now joins it. */
+  get inCommit(): boolean {
+    return this.#cursors !== null;
+  }
+
+  /** One transaction, one commit: a throw rolls back everything `fn` wrote. */
+  commit<T>(fn: () => T): T {
+    if (this.#cursors !== null) return fn();
+    this.#cursors = [];
+    try {
+      const result = this.storage.transactionSync(fn);
+      const rows = this.#cursors.reduce((n, cursor) => n + cursor.rowsWritten, 0);
+      metrics.count("storage_commits_total", { object: this.object });
+      if (rows > 0) metrics.count("storage_rows_written_total", { object: this.object }, rows);
+      this.recorded();
+      return result;
+    } finally {
+      this.#cursors = null;
+    }
+  }
+
+  /** The same, under the platform's name, for code that takes either kind of storage. */
+  transactionSync<T>(fn: () => T): T {
+    return this.commit(fn);
+  }
+
+  /** The alarm time this object last set, as far as this instance knows (null: none). */
+  get alarmAt(): number | null {
+    return this.#alarmAt;
+  }
+
+  /** Reads the stored alarm once at start-up (inside `blockConcurrencyWhile`). */
+  async loadAlarm(): Promise<number | null> {
+    this.#alarmAt = await this.storage.getAlarm();
+    return this.#alarmAt;
+  }
+
+  /** The alarm fired: the platform cleared it. */
+  alarmFired(): void {
+    this.#alarmAt = null;
+    metrics.count("storage_alarms_run_total", { object: this.object });
+    this.recorded();
+  }
+
+  setAlarm(at: number): void {
+    this.#alarmAt = at;
+    metrics.count("storage_alarms_set_total", { object: this.object });
+    this.recorded();
+    void this.storage.setAlarm(at);
+  }
+
+  /** An idle object keeps no alarm: nothing wakes it until its next write. */
+  clearAlarm(): void {
+    if (this.#alarmAt === null) return;
+    this.#alarmAt = null;
+    void this.storage.deleteAlarm();
+  }
+
+  #exec(query: string, ...bindings: unknown[]) {
+    const cursor = this.storage.sql.exec(query, ...bindings);
+    this.#cursors?.push(cursor);
+    return cursor;
+  }
+}
+
+/** A call made from one object to another, counted as the platform bills it: one request each. */
+export function countCall(caller: ObjectKind, object: ObjectKind): void {
+  metrics.count("object_calls_total", { caller, object });
+}

@@ -1,0 +1,59 @@
+import { abortAllDurableObjects, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { freshId, like, newUser, tokenFor } from "./helpers";
+import { sample, scrape } from "./metrics-exposition";
+
+const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
+const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
+
+/** What an object has left to do: its alarm, and the rows of its outboxes (0 for a table it does not have). */
+function leftovers(_: unknown, state: DurableObjectState) {
+  const sql = state.storage.sql;
+  const tables = new Set(sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((t) => t.name));
+  const rows = (table: string) => (tables.has(table) ? sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n : 0);
+  const meta = (key: string) =>
+    tables.has("emit_meta") ? (sql.exec<{ value: number }>("SELECT value FROM emit_meta WHERE key = ?", key).toArray()[0]?.value ?? 0) : 0;
+  return state.storage.getAlarm().then((alarm) => ({
+    alarm,
+    outbox: rows("outbox"),
+    emissions: rows("emit_edges"),
+    unackedSnapshots: meta("seq") - meta("acked_seq"),
+  }));
+}
+
+describe("an idle system does no work", () => {
+  it("leaves no alarm and nothing to resend in any object after a like and a drain, once every object is evicted", async () => {
+    const user = await newUser();
+    const id = freshId();
+    const key = `post:${id}`;
+    expect((await like(user.token, id)).status).toBe(200);
+    // The drain: delivered, emitted, written by the aggregator, acknowledged, and the acknowledgements stored.
+    const quiet = { alarm: null, outbox: 0, emissions: 0, unackedSnapshots: 0 };
+    await expect.poll(() => runInDurableObject(userStub(user.id), leftovers), { timeout: 20_000, interval: 200 }).toEqual(quiet);
+    await expect.poll(() => runInDurableObject(itemStub(key), leftovers), { timeout: 20_000, interval: 200 }).toEqual(quiet);
+
+    // Memory is a cache: what ends every resend must be in storage.
+    await abortAllDurableObjects();
+    const namespaces = [env.USER_LIKES, env.ITEM_COUNTER, env.ITEM_SHARD] as unknown as DurableObjectNamespace[];
+    for (const namespace of namespaces) {
+      for (const objectId of await listDurableObjectIds(namespace)) {
+        expect(await runInDurableObject(namespace.get(objectId), leftovers)).toEqual(quiet);
+      }
+    }
+  });
+
+  it("counts every commit, row written, alarm set and object call a like costs", async () => {
+    const service = await tokenFor(freshId(), { role: "service" });
+    const before = await scrape(service);
+    const user = await newUser();
+    expect((await like(user.token, freshId())).status).toBe(200);
+    const grew = async (name: string, labels: Record<string, string>) => sample(await scrape(service), name, labels) - sample(before, name, labels);
+    await expect.poll(() => grew("plaudit_object_calls_total", { caller: "user_likes", object: "item_counter" }), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    for (const object of ["user_likes", "item_counter"]) {
+      await expect.poll(() => grew("plaudit_storage_commits_total", { object }), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+      await expect.poll(() => grew("plaudit_storage_rows_written_total", { object }), { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+      await expect.poll(() => grew("plaudit_storage_alarms_set_total", { object }), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    }
+  });
+});
