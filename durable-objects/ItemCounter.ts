@@ -81,6 +81,14 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE meta;
     `,
   },
+  {
+    id: 7,
+    // When each user asked for the edge's state (its liked_at); 0 for edges stored before edges kept their time.
+    sql: `
+      ALTER TABLE edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE emit_edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** Views and shares wait at most this long for a commit: one commit for many events. */

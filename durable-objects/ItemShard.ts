@@ -46,6 +46,14 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE meta;
     `,
   },
+  {
+    id: 4,
+    // When each user asked for the edge's state (its liked_at); 0 for edges stored before edges kept their time.
+    sql: `
+      ALTER TABLE edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE emit_edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** A safety alarm after each burst of writes: it resends a report that a crash or a failure left unacknowledged. */

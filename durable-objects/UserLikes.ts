@@ -68,6 +68,17 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE rate;
     `,
   },
+  {
+    id: 4,
+    // When the user asked for each edge's state (its liked_at), carried by
+    // the outbox to the item side; 0 for edges stored before edges kept their
+    // time. The index serves the user's own likes, newest first.
+    sql: `
+      ALTER TABLE edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE outbox ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX edges_by_time ON edges (counter, state, at, item);
+    `,
+  },
 ];
 
 /** How long a delivery waits for the item side before the alarm takes over. */
@@ -86,7 +97,7 @@ const RETRY_CAP_MS = 5 * 60_000;
 /** A change refused by a stale home is re-homed at most this many times per attempt. */
 const MAX_REHOMES = 3;
 
-type OutboxRow = { id: number; item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number };
+type OutboxRow = { id: number; item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number; at: number };
 
 /**
  * One user's likes and saves: the authority for "has this user liked this
@@ -164,22 +175,24 @@ export class UserLikes extends DurableObject<Env> {
       // A new edge's home comes from the shard map this isolate knows; an
       // existing edge keeps its home whatever the item's state now.
       sql.exec(
-        `INSERT INTO edges (item, counter, state, inc, seq, home) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (item, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq`,
+        `INSERT INTO edges (item, counter, state, inc, seq, home, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (item, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq, at = excluded.at`,
         request.item,
         request.counter,
         want,
         this.#inc,
         seq,
         homeFor(request.user, cachedPlacement(request.item, now)),
+        now,
       );
       sql.exec(
-        "INSERT INTO outbox (item, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO outbox (item, counter, state, inc, seq, at) VALUES (?, ?, ?, ?, ?, ?)",
         request.item,
         request.counter,
         want,
         this.#inc,
         seq,
+        now,
       );
       // The sweep rides on this commit: it redelivers whatever a crash leaves in the outbox.
       if (this.#storage.alarmAt === null) this.#storage.setAlarm(now + OUTBOX_SWEEP_MS);
@@ -293,12 +306,12 @@ export class UserLikes extends DurableObject<Env> {
       for (let attempt = 0; attempt < MAX_REHOMES; attempt++) {
         const sql = this.#storage.sql;
         const rows = sql
-          .exec<OutboxRow>("SELECT id, item, counter, state, inc, seq FROM outbox WHERE item = ? AND counter = ? ORDER BY id", item, counter)
+          .exec<OutboxRow>("SELECT id, item, counter, state, inc, seq, at FROM outbox WHERE item = ? AND counter = ? ORDER BY id", item, counter)
           .toArray()
           .filter((row) => !this.#delivered.has(row.id));
         if (rows.length === 0) return;
         const home = sql.exec<{ home: number }>("SELECT home FROM edges WHERE item = ? AND counter = ?", item, counter).one().home;
-        const changes: EdgeChange[] = rows.map(({ state, inc, seq }) => ({ user, counter, state, inc, seq }));
+        const changes: EdgeChange[] = rows.map(({ state, inc, seq, at }) => ({ user, counter, state, inc, seq, at }));
         const result = await this.#withTimeout(this.#sendTo(item, home, changes));
         if (result.status === "applied") {
           for (const row of rows) this.#delivered.add(row.id);

@@ -12,6 +12,11 @@ export type EdgeChange = Version & {
   user: string;
   counter: ToggleCounter;
   state: 0 | 1;
+  /**
+   * When the user asked for this state (ms since the epoch): a like's
+   * `liked_at`. Ordering stays with the version; the time only travels with it.
+   */
+  at: number;
 };
 
 export function isNewer(a: Version, b: Version): boolean {

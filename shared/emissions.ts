@@ -19,13 +19,18 @@ export const ORIGIN_NAMESPACES = ["ITEM_COUNTER", "ITEM_SHARD"] as const;
 
 const Count = z.number().int().nonnegative();
 
-/** `[user, counter, state, inc, seq]`: compact, because a message holds hundreds of them. */
+/**
+ * `[user, counter, state, inc, seq, at]`: compact, because a message holds
+ * hundreds of them. `at` is when the user asked for the state (ms since the
+ * epoch); messages queued before edges kept their time lack it.
+ */
 export const EmittedEdge = z.tuple([
   z.string().min(1),
   z.enum(TOGGLE_COUNTERS),
   z.union([z.literal(0), z.literal(1)]),
   z.number().int().positive(),
   z.number().int().nonnegative(),
+  z.number().int().nonnegative().optional(),
 ]);
 export type EmittedEdge = z.infer<typeof EmittedEdge>;
 

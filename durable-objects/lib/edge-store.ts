@@ -3,7 +3,7 @@ import type { Sql } from "./metered-storage";
 
 /**
  * The edges table of an item's head and of its children, one row per (user,
- * counter): user TEXT, counter TEXT, state, inc, seq (each object's
+ * counter): user TEXT, counter TEXT, state, inc, seq, at (each object's
  * migrations create it, literally). The head's rows also carry `moved`: the
  * child an edge was handed over to, NULL while the head holds it.
  */
@@ -27,13 +27,14 @@ export function applyEdge(sql: Sql, change: EdgeChange): number | null {
     .toArray()[0];
   if (current && !isNewer(change, current)) return null;
   sql.exec(
-    `INSERT INTO edges (user, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq`,
+    `INSERT INTO edges (user, counter, state, inc, seq, at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq, at = excluded.at`,
     change.user,
     change.counter,
     change.state,
     change.inc,
     change.seq,
+    change.at,
   );
   return change.state - (current?.state ?? 0);
 }

@@ -61,7 +61,7 @@ export type EmissionState = {
   pendingEdges: number;
 };
 
-export type EdgeRow = { user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number };
+export type EdgeRow = { user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number; at: number };
 /** The version last sent, when, and how many times in a row that version was sent. */
 type Sent = { inc: number; seq: number; at: number; tries: number };
 type InFlight = { snapshotSeq: number | null; edges: EdgeRow[]; at: number };
@@ -150,16 +150,17 @@ export class Emitter {
    * Inside the owner's transaction: an edge change the owner accepted. An
    * older version never replaces a newer one still waiting to be sent.
    */
-  recordEdge(user: string, change: Pick<EdgeChange, "counter" | "state" | "inc" | "seq">): void {
+  recordEdge(user: string, change: Pick<EdgeChange, "counter" | "state" | "inc" | "seq" | "at">): void {
     this.storage.sql.exec(
-      `INSERT INTO emit_edges (user, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq
+      `INSERT INTO emit_edges (user, counter, state, inc, seq, at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq, at = excluded.at
        WHERE excluded.inc > emit_edges.inc OR (excluded.inc = emit_edges.inc AND excluded.seq > emit_edges.seq)`,
       user,
       change.counter,
       change.state,
       change.inc,
       change.seq,
+      change.at,
     );
     this.#dirty = true;
   }
@@ -298,7 +299,7 @@ export class Emitter {
   #unackedEdges(): EdgeRow[] {
     if (!this.options.ready()) return [];
     return this.storage.sql
-      .exec<EdgeRow>("SELECT user, counter, state, inc, seq FROM emit_edges")
+      .exec<EdgeRow>("SELECT user, counter, state, inc, seq, at FROM emit_edges")
       .toArray()
       .filter((row) => {
         const acked = this.#ackedEdges.get(edgeKey(row.user, row.counter));
@@ -348,7 +349,7 @@ export function packEmission(
   let current = open();
   if (snapshot) current.body.snapshot = snapshot;
   for (const row of edges) {
-    const edge: EmittedEdge = [row.user, row.counter, row.state, row.inc, row.seq];
+    const edge: EmittedEdge = [row.user, row.counter, row.state, row.inc, row.seq, row.at];
     const size = JSON.stringify(edge).length + 1;
     if (current.rows.length > 0 && current.bytes + size > MAX_MESSAGE_BYTES) {
       messages.push(current);

@@ -31,8 +31,8 @@ const RETRY_MS = 1_000;
  */
 export function markMoved(sql: Sql, placement: Placement, limit: number): HandedEdge[] {
   const rows = sql
-    .exec<{ user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number }>(
-      "SELECT user, counter, state, inc, seq FROM edges WHERE moved IS NULL ORDER BY user, counter LIMIT ?",
+    .exec<{ user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number; at: number }>(
+      "SELECT user, counter, state, inc, seq, at FROM edges WHERE moved IS NULL ORDER BY user, counter LIMIT ?",
       limit,
     )
     .toArray();

@@ -29,7 +29,8 @@ export function loadHeadState(sql: Sql): HeadState {
     counts: { likes: row.likes, saves: row.saves, views: row.views, shares: row.shares },
     placement: { hot: row.hot === 1, shards: row.shards },
     hotSince: row.hot_since,
-    handing: row.handing === null ? null : (JSON.parse(row.handing) as HandedEdge[]),
+    // A batch stored before edges kept their time has none: 0, as the migration gives old edges.
+    handing: row.handing === null ? null : (JSON.parse(row.handing) as HandedEdge[]).map((edge) => ({ ...edge, at: edge.at ?? 0 })),
   };
 }
 

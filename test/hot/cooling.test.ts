@@ -48,7 +48,7 @@ describe("hot items cool", () => {
     await expect.poll(() => homeOf(late.id, key), { timeout: 10_000 }).toBe(index);
     expect(await settledLikes(key, wave.length + 1)).toBe(wave.length + 1);
     expect(await cooled(key)).toBe(true);
-    const redelivered = await child(key, index).apply(key, index, [{ user: late.id, counter: "likes", state: 1, inc: 1, seq: 1 }]);
+    const redelivered = await child(key, index).apply(key, index, [{ user: late.id, counter: "likes", state: 1, inc: 1, seq: 1, at: 1 }]);
     expect(redelivered.status).toBe("applied");
     // The child commits the redelivery under a new sequence and reports it: wait for the head to hold that report.
     const seq = await runInDurableObject(child(key, index), (_, state) => state.storage.sql.exec<{ seq: number }>("SELECT seq FROM state").one().seq);

@@ -20,7 +20,7 @@ describe("the central store (a real DynamoDB-API server)", () => {
     });
     const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });
     const { TableNames } = await db.call<{ TableNames: string[] }>("ListTables", {});
-    expect(TableNames.filter((name) => name.startsWith(prefix)).sort()).toEqual([`${prefix}counters`, `${prefix}user_likes`]);
+    expect(TableNames.filter((name) => name.startsWith(prefix)).sort()).toEqual([`${prefix}counters`, `${prefix}item_likes`, `${prefix}user_likes`]);
     const store = await centralStore({ ...env, ALTERNATOR_TABLE_PREFIX: prefix });
     expect((await store!.readCounts(item))?.counts.likes).toBe(1);
   });
@@ -41,7 +41,7 @@ describe("the central store (a real DynamoDB-API server)", () => {
     expect(await store.writeEdge(item, [user, "likes", 0, 1, 6])).toBe("stale");
     expect(await store.writeEdge(item, [user, "likes", 0, 2, 1])).toBe("written");
     expect(await store.writeEdge(item, [user, "likes", 1, 1, 99])).toBe("stale");
-    expect(await store.readEdge(user, item, "likes")).toEqual({ state: 0, version: 2 * 2 ** 32 + 1 });
+    expect(await store.readEdge(user, item, "likes")).toEqual({ state: 0, version: 2 * 2 ** 32 + 1, liked_at: null });
   });
 
   it("is unchanged by a replayed batch", async () => {

@@ -15,7 +15,7 @@ async function likesAfter(result: Promise<ApplyResult>): Promise<number> {
   return outcome.counts.likes;
 }
 
-const change = (user: string, state: 0 | 1, seq: number, inc = 1): EdgeChange => ({ user, counter: "likes", state, inc, seq });
+const change = (user: string, state: 0 | 1, seq: number, inc = 1): EdgeChange => ({ user, counter: "likes", state, inc, seq, at: seq });
 
 describe("the item side applies each change once, in version order", () => {
   it("ignores the same change delivered twice", async () => {

@@ -65,7 +65,7 @@ describe("object migrations", () => {
     await abortAllDurableObjects();
     expect((await itemStub(key).read()).counts).toEqual({ likes: 2, saves: 0, views: 40, shares: 0 });
     expect(await itemStub(key).describe()).toMatchObject({ hot: false, shards: 16 });
-    const result = await itemStub(key).apply([{ user: "1", counter: "likes", state: 0, inc: 1, seq: 2 }]);
+    const result = await itemStub(key).apply([{ user: "1", counter: "likes", state: 0, inc: 1, seq: 2, at: 2 }]);
     expect(result).toMatchObject({ status: "applied", counts: { likes: 1, views: 40 } });
     await runInDurableObject(itemStub(key), (_, state) => {
       expect(state.storage.sql.exec("SELECT moved FROM edges WHERE user = '2'").one().moved).toBeNull();

@@ -5,7 +5,7 @@ import { freshId } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 
 const rows = (n: number): EdgeRow[] =>
-  Array.from({ length: n }, (_, i) => ({ user: `1844674407370955${String(i).padStart(4, "0")}`, counter: "likes", state: 1, inc: 1, seq: i + 1 }));
+  Array.from({ length: n }, (_, i) => ({ user: `1844674407370955${String(i).padStart(4, "0")}`, counter: "likes", state: 1, inc: 1, seq: i + 1, at: 1_700_000_000_000 + i }));
 
 describe("a large emission", () => {
   it("is split into messages under the queue's size limit, each edge in exactly one, the snapshot in the first", () => {
@@ -22,7 +22,7 @@ describe("a large emission", () => {
   it("lands whole in both stores when an item applies thousands of changes at once", async () => {
     const item = `post:${freshId()}`;
     const users = Array.from({ length: 3000 }, () => freshId());
-    await itemStub(item).apply(users.map((user) => ({ user, counter: "likes", state: 1, inc: 1, seq: 1 })));
+    await itemStub(item).apply(users.map((user) => ({ user, counter: "likes", state: 1, inc: 1, seq: 1, at: 1 })));
     const counts = await settled(item);
     expect(counts.likes).toBe(3000);
     expect((await d1Counts(item))?.counts.likes).toBe(3000);

@@ -37,7 +37,7 @@ describe("the aggregator writes each item's newest snapshot once", () => {
       headEmission(item, { edges: [[user, "likes", 1, 1, 3]] }),
       headEmission(item, { edges: [[user, "likes", 1, 1, 1]] }),
     ]);
-    expect(await (await central()).readEdge(user, item, "likes")).toEqual({ state: 0, version: 2 ** 32 + 4 });
+    expect(await (await central()).readEdge(user, item, "likes")).toEqual({ state: 0, version: 2 ** 32 + 4, liked_at: null });
   });
 
   it("writes one D1 row per item, with all its counters", async () => {
@@ -107,7 +107,7 @@ describe("children of a hot item", () => {
     const result = await deliver([child(item, { edges: [[user, "likes", 1, 1, 1]] })]);
     expect(result.acked).toEqual(["m0"]);
     expect(await d1Counts(item)).toEqual({ seq: 2, counts: { likes: 2, views: 0, shares: 0, saves: 0 } });
-    expect(await (await central()).readEdge(user, item, "likes")).toEqual({ state: 1, version: 2 ** 32 + 1 });
+    expect(await (await central()).readEdge(user, item, "likes")).toEqual({ state: 1, version: 2 ** 32 + 1, liked_at: null });
   });
 
   it("never overwrite the item's total with their partial counts", async () => {

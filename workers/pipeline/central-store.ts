@@ -7,10 +7,43 @@ import { edgeVersion, type CountSnapshot, type EmittedEdge } from "../../shared/
 /** "stale": the store already held something at least as new; for an idempotent writer that is success. */
 export type WriteOutcome = "written" | "stale";
 
+/** `liked_at`: ms since the epoch while the edge is liked, null once unliked (or never timed). */
+export type StoredEdge = { state: number; version: number; liked_at: number | null };
+
+/**
+ * The conditional write of one edge. `liked_at` is set while the edge is
+ * liked and removed once it is not, which keeps the likers index sparse; an
+ * edge emitted before edges kept their time leaves it as it was.
+ */
+function edgeUpdate(table: string, key: Record<string, { S: string }>, [, , state, inc, seq, at]: EmittedEdge): Record<string, unknown> {
+  const names: Record<string, string> = { "#state": "state", "#version": "version" };
+  const values: Record<string, { N: string }> = { ":state": { N: String(state) }, ":version": { N: String(edgeVersion(inc, seq)) } };
+  let update = "SET #state = :state, #version = :version";
+  if (at !== undefined) {
+    names["#liked_at"] = "liked_at";
+    if (state === 1) {
+      values[":liked_at"] = { N: String(at) };
+      update += ", #liked_at = :liked_at";
+    } else {
+      update += " REMOVE #liked_at";
+    }
+  }
+  return {
+    TableName: table,
+    Key: key,
+    UpdateExpression: update,
+    ConditionExpression: "attribute_not_exists(#version) OR #version < :version",
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}
+
 /**
  * The central store: ScyllaDB through Alternator. `<prefix>counters` holds
  * each item's counts and snapshot sequence; `<prefix>user_likes` each edge's
- * state and version. Every write is a conditional UpdateItem that sets
+ * state, version and `liked_at`, by user; `<prefix>item_likes` the same
+ * edges by item, whose index `by_liked_at` lists an item's likers in time
+ * order (sparse: an edge leaves it when unliked). Every write is a conditional UpdateItem that sets
  * absolute values only when newer, never an ADD: delivery is at least once,
  * and an increment replayed by a redelivery would count twice.
  */
@@ -18,11 +51,13 @@ export class CentralStore {
   readonly #db: Alternator;
   readonly counters: string;
   readonly userLikes: string;
+  readonly itemLikes: string;
 
   constructor(db: Alternator, prefix: string) {
     this.#db = db;
     this.counters = `${prefix}counters`;
     this.userLikes = `${prefix}user_likes`;
+    this.itemLikes = `${prefix}item_likes`;
   }
 
   async writeSnapshot(item: string, snapshot: CountSnapshot): Promise<WriteOutcome> {
@@ -42,15 +77,19 @@ export class CentralStore {
     });
   }
 
-  async writeEdge(item: string, [user, counter, state, inc, seq]: EmittedEdge): Promise<WriteOutcome> {
-    return await this.#conditional({
-      TableName: this.userLikes,
-      Key: { user: { S: user }, item: { S: `${item}:${counter}` } },
-      UpdateExpression: "SET #state = :state, #version = :version",
-      ConditionExpression: "attribute_not_exists(#version) OR #version < :version",
-      ExpressionAttributeNames: { "#state": "state", "#version": "version" },
-      ExpressionAttributeValues: { ":state": { N: String(state) }, ":version": { N: String(edgeVersion(inc, seq)) } },
-    });
+  /**
+   * Both directions of one edge, each written only if newer. Each write is
+   * idempotent on its own, so a redelivery after one of them failed
+   * completes the other; "stale" only when neither needed writing.
+   */
+  async writeEdge(item: string, edge: EmittedEdge): Promise<WriteOutcome> {
+    const [user, counter] = edge;
+    const edgeKey = `${item}:${counter}`;
+    const [byUser, byItem] = await Promise.all([
+      this.#conditional(edgeUpdate(this.userLikes, { user: { S: user }, item: { S: edgeKey } }, edge)),
+      this.#conditional(edgeUpdate(this.itemLikes, { item: { S: edgeKey }, user: { S: user } }, edge)),
+    ]);
+    return byUser === "written" || byItem === "written" ? "written" : "stale";
   }
 
   async readCounts(item: string): Promise<{ seq: number; counts: Counts } | null> {
@@ -67,15 +106,22 @@ export class CentralStore {
     return { seq: Number(Item.seq?.N ?? 0), counts };
   }
 
-  async readEdge(user: string, item: string, counter: string): Promise<{ state: number; version: number } | null> {
+  async readEdge(user: string, item: string, counter: string): Promise<StoredEdge | null> {
+    return await this.#readEdge(this.userLikes, { user: { S: user }, item: { S: `${item}:${counter}` } });
+  }
+
+  /** The same edge as the item-to-likers table holds it. */
+  async readItemEdge(user: string, item: string, counter: string): Promise<StoredEdge | null> {
+    return await this.#readEdge(this.itemLikes, { item: { S: `${item}:${counter}` }, user: { S: user } });
+  }
+
+  async #readEdge(table: string, key: Record<string, { S: string }>): Promise<StoredEdge | null> {
     const { Item } = await withRetries(() =>
-      this.#db.call<{ Item?: Record<string, { N?: string }> }>("GetItem", {
-        TableName: this.userLikes,
-        Key: { user: { S: user }, item: { S: `${item}:${counter}` } },
-        ConsistentRead: true,
-      }),
+      this.#db.call<{ Item?: Record<string, { N?: string }> }>("GetItem", { TableName: table, Key: key, ConsistentRead: true }),
     );
-    return Item ? { state: Number(Item.state?.N), version: Number(Item.version?.N) } : null;
+    if (!Item) return null;
+    const likedAt = Item.liked_at?.N;
+    return { state: Number(Item.state?.N), version: Number(Item.version?.N), liked_at: likedAt === undefined ? null : Number(likedAt) };
   }
 
   async #conditional(request: Record<string, unknown>): Promise<WriteOutcome> {

@@ -2,6 +2,9 @@ import { config } from "../../shared/config";
 import { Alternator, AlternatorError } from "./alternator";
 import { CentralStore } from "./central-store";
 
+/** The item-to-likers table's index: an item's likers in `liked_at` order. WARNING: a deployed name; never change it. */
+export const ITEM_LIKES_BY_TIME = "by_liked_at";
+
 /**
  * Alternator must serialise each conditional write with other writes to the
  * same item (see docs/pipeline.md); tables plaudit creates say so themselves.
@@ -42,16 +45,44 @@ async function ensureTables(db: Alternator, store: CentralStore): Promise<void> 
       { AttributeName: "user", KeyType: "HASH" },
       { AttributeName: "item", KeyType: "RANGE" },
     ]),
+    ensureTable(
+      db,
+      store.itemLikes,
+      [
+        { AttributeName: "item", KeyType: "HASH" },
+        { AttributeName: "user", KeyType: "RANGE" },
+      ],
+      {
+        AttributeDefinitions: [{ AttributeName: "liked_at", AttributeType: "N" }],
+        LocalSecondaryIndexes: [
+          {
+            IndexName: ITEM_LIKES_BY_TIME,
+            KeySchema: [
+              { AttributeName: "item", KeyType: "HASH" },
+              { AttributeName: "liked_at", KeyType: "RANGE" },
+            ],
+            Projection: { ProjectionType: "KEYS_ONLY" },
+          },
+        ],
+      },
+    ),
   ]);
 }
 
-async function ensureTable(db: Alternator, name: string, keys: { AttributeName: string; KeyType: "HASH" | "RANGE" }[]): Promise<void> {
+type KeySchema = { AttributeName: string; KeyType: "HASH" | "RANGE" }[];
+type Indexes = { AttributeDefinitions: { AttributeName: string; AttributeType: "N" | "S" }[]; LocalSecondaryIndexes: unknown[] };
+
+async function ensureTable(db: Alternator, name: string, keys: KeySchema, indexes?: Indexes): Promise<void> {
   if ((await describe(db, name)) === "ACTIVE") return;
   try {
     await db.call("CreateTable", {
       TableName: name,
       KeySchema: keys,
-      AttributeDefinitions: keys.map(({ AttributeName }) => ({ AttributeName, AttributeType: "S" })),
+      AttributeDefinitions: [
+        ...keys.map(({ AttributeName }) => ({ AttributeName, AttributeType: "S" })),
+        ...(indexes?.AttributeDefinitions ?? []),
+      ],
+      ...(indexes ? { LocalSecondaryIndexes: indexes.LocalSecondaryIndexes } : {}),
       BillingMode: "PAY_PER_REQUEST",
       Tags: [WRITE_ISOLATION],
     });
