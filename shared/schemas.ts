@@ -289,3 +289,6 @@ export const HistoryResponse = z.object({
   days: z.array(HistoryDay).meta({ description: "One entry per day, oldest first, today last" }),
 });
 export type HistoryResponse = z.infer<typeof HistoryResponse>;
+
+// Named here so the OpenAPI document gives them components (workers/openapi/json-schema.ts).
+export { OwnLike, OwnLikesQuery, OwnLikesResponse } from "./own-likes";

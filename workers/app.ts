@@ -17,6 +17,7 @@ import { likes } from "./routes/likes";
 import { live } from "./routes/live";
 import { metricsRoute } from "./routes/metrics";
 import { openapi } from "./routes/openapi";
+import { ownLikesRoute } from "./routes/own-likes";
 import { saves } from "./routes/saves";
 import type { AppEnv } from "./types";
 
@@ -31,6 +32,7 @@ app.route("/", saves);
 app.route("/", events);
 app.route("/", counts);
 app.route("/", hasLiked);
+app.route("/", ownLikesRoute);
 app.route("/", admin);
 app.route("/", itemSettings);
 app.route("/", blocks);

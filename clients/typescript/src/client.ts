@@ -15,6 +15,7 @@ import type {
   ItemSettingsResult,
   ItemType,
   LikeResult,
+  MyLikesResult,
   SaveResult,
 } from "./types.js";
 
@@ -158,6 +159,11 @@ export class PlauditClient {
   /** Which of 1 to 100 items the caller likes (exact). */
   hasLiked(itemIds: readonly Id[], itemType: ItemType, options?: CallOptions): Promise<HasLikedResult> {
     return this.request("POST", "/v1/has_liked", { ...options, body: { item_ids: itemIds, item_type: itemType } });
+  }
+
+  /** One page of the caller's likes, newest first; pass the previous page's `next_cursor` for the next. */
+  myLikes(page: { itemType?: ItemType; limit?: number; cursor?: string } = {}, options?: CallOptions): Promise<MyLikesResult> {
+    return this.request("GET", "/v1/me/likes", { ...options, query: { item_type: page.itemType, limit: page.limit, cursor: page.cursor } });
   }
 
   /** Sets an item's owner, visibility and hidden counts (service token); omitted fields take their defaults. */

@@ -18,6 +18,7 @@ export type {
   ItemType,
   LikeResult,
   LiveMessage,
+  MyLikesResult,
   SaveResult,
   ShownCounts,
   Visibility,

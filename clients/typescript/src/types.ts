@@ -73,6 +73,12 @@ export type LiveMessage =
 
 export type HasLikedResult = { liked: Record<string, boolean> };
 
+/** One page of the caller's likes, newest first; `next_cursor` is null on the last page. */
+export type MyLikesResult = {
+  likes: { item_id: string; item_type: ItemType; liked_at: string | null }[];
+  next_cursor: string | null;
+};
+
 export type Visibility = "public" | "followers" | "private";
 
 /** What the host app says about an item (service token); a field left out takes its default. */

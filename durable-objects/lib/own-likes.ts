@@ -1,0 +1,28 @@
+import type { OwnLikesPosition } from "../../shared/own-likes";
+import type { Sql } from "./metered-storage";
+
+export type OwnLikesPage = { itemType: string | null; limit: number; after: OwnLikesPosition | null };
+
+/**
+ * One page of a user's current likes, newest first, from the user's edges
+ * (index `edges_by_time`). Keyset paging on (at, item): a page starts
+ * strictly after the previous page's last row, so a concurrent like (newer
+ * than every cursor) neither repeats nor pushes out a row of a later page.
+ */
+export function ownLikes(sql: Sql, page: OwnLikesPage): OwnLikesPosition[] {
+  const after = page.after ?? { at: Number.MAX_SAFE_INTEGER, item: "" };
+  const prefix = page.itemType === null ? "" : `${page.itemType}:`;
+  return sql
+    .exec<OwnLikesPosition>(
+      `SELECT item, at FROM edges
+       WHERE counter = 'likes' AND state = 1 AND (at < ? OR (at = ? AND item < ?)) AND substr(item, 1, length(?)) = ?
+       ORDER BY at DESC, item DESC LIMIT ?`,
+      after.at,
+      after.at,
+      after.item,
+      prefix,
+      prefix,
+      page.limit,
+    )
+    .toArray();
+}

@@ -1,0 +1,67 @@
+import type { Migration } from "./sql-schema";
+
+/** The user object's SQLite schema: numbered migrations that only grow. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    sql: `
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+      CREATE TABLE edges (
+        item    TEXT    NOT NULL,
+        counter TEXT    NOT NULL,
+        state   INTEGER NOT NULL,
+        inc     INTEGER NOT NULL,
+        seq     INTEGER NOT NULL,
+        PRIMARY KEY (item, counter)
+      ) WITHOUT ROWID;
+      CREATE TABLE outbox (
+        id      INTEGER PRIMARY KEY,
+        item    TEXT    NOT NULL,
+        counter TEXT    NOT NULL,
+        state   INTEGER NOT NULL,
+        inc     INTEGER NOT NULL,
+        seq     INTEGER NOT NULL
+      );
+      CREATE TABLE rate (name TEXT PRIMARY KEY, tat REAL NOT NULL);
+    `,
+  },
+  {
+    id: 2,
+    // An edge's home: the item's head (-1) or child i of a hot item. Chosen
+    // when the edge is created, changed only when the head refuses it.
+    sql: "ALTER TABLE edges ADD COLUMN home INTEGER NOT NULL DEFAULT -1",
+  },
+  {
+    id: 3,
+    // The user, the version sequence and the rate limiter's buckets in one
+    // row: a like rewrites one row of state instead of three or four.
+    sql: `
+      CREATE TABLE state (
+        id   INTEGER PRIMARY KEY CHECK (id = 1),
+        user TEXT,
+        inc  INTEGER NOT NULL,
+        seq  INTEGER NOT NULL,
+        tats TEXT    NOT NULL
+      );
+      INSERT INTO state (id, user, inc, seq, tats)
+        SELECT 1,
+               (SELECT value FROM meta WHERE key = 'user'),
+               coalesce((SELECT value FROM meta WHERE key = 'inc'), 1),
+               coalesce((SELECT value FROM meta WHERE key = 'seq'), 0),
+               coalesce((SELECT json_group_object(name, tat) FROM rate), '{}');
+      DROP TABLE meta;
+      DROP TABLE rate;
+    `,
+  },
+  {
+    id: 4,
+    // When the user asked for each edge's state (its liked_at), carried by
+    // the outbox to the item side; 0 for edges stored before edges kept their
+    // time. The index serves the user's own likes, newest first.
+    sql: `
+      ALTER TABLE edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE outbox ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX edges_by_time ON edges (counter, state, at, item);
+    `,
+  },
+];
