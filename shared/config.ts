@@ -106,6 +106,12 @@ export const ConfigSchema = z.object({
   READ_CACHE_MEMORY_TTL_MS: numberVar(1_000),
   READ_CACHE_EDGE_TTL_MS: numberVar(2_000),
   /**
+   * How long a CDN or browser may keep a `GET /v1/counts` answer to a request
+   * without a token (the same for everyone); answers to a token are private.
+   * Short: the regional store itself lags the objects by a second or two.
+   */
+  COUNTS_PUBLIC_MAX_AGE_SECONDS: numberVar(2).transform(Math.floor),
+  /**
    * How long an isolate trusts the item settings and blocks it read from D1:
    * a change made by the host app reaches every isolate within it.
    */

@@ -26,6 +26,34 @@ export const CountsRequest = z.object({
   unique_viewers: z.boolean().optional().meta(UniqueViewersFlag),
 });
 
+/** `a,b,c` in a query string, as a list (empty entries kept, so `a,,b` is refused by the list's schema). */
+const commaList = (text: string) => text.split(",");
+
+/** `post:456` in a query string, as an item reference. */
+const ItemKeyText = z
+  .string()
+  .transform((text) => {
+    const colon = text.indexOf(":");
+    return { item_type: colon < 0 ? "" : text.slice(0, colon), item_id: colon < 0 ? text : text.slice(colon + 1) };
+  })
+  .pipe(z.object({ item_id: U64IdText, item_type: ItemType }));
+
+/** `GET /v1/counts`: the query-string form of `POST /v1/counts`, so a CDN can cache it by URL. */
+export const CountsQuery = z.object({
+  items: z
+    .string()
+    .transform(commaList)
+    .pipe(z.array(ItemKeyText).min(1).max(MAX_BATCH_ITEMS))
+    .meta({ description: `1 to ${MAX_BATCH_ITEMS} items as item_type:item_id, comma-separated`, example: "post:1,post:2" }),
+  counter_types: z
+    .string()
+    .transform(commaList)
+    .pipe(z.array(CounterTypeSchema).min(1))
+    .optional()
+    .meta({ description: "Comma-separated counters to answer; all four when absent" }),
+  unique_viewers: QueryFlag.meta(UniqueViewersFlag),
+});
+
 export const HasLikedRequest = z.object({
   item_ids: z.array(U64Id).min(1).max(MAX_BATCH_ITEMS),
   item_type: ItemType,

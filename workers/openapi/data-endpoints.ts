@@ -2,10 +2,30 @@
  * The endpoints that read a user's own data and bring data in, as entries of
  * the OpenAPI registry.
  */
-import { OwnLikesQuery, OwnLikesResponse } from "../../shared/schemas";
+import { CountsQuery, CountsResponse, OwnLikesQuery, OwnLikesResponse } from "../../shared/schemas";
 import type { Endpoint } from "./endpoint";
 
 export const DATA_ENDPOINTS: readonly Endpoint[] = [
+  {
+    method: "get",
+    path: "/v1/counts",
+    operationId: "countsByQuery",
+    tag: "counts",
+    summary: "Counts of up to 100 items, cacheable",
+    description:
+      "The same answer as POST /v1/counts, for a URL a CDN or a browser can cache. Without a token (and without X-Plaudit-Grant) the answer is the same for everyone: `Cache-Control: public, max-age=2, s-maxage=2` (COUNTS_PUBLIC_MAX_AGE_SECONDS). With one it may depend on who asks: `private, no-cache`, so a shared cache never keeps it and the user reads their own writes. Every complete answer has a weak `ETag`; a request whose `If-None-Match` names it is answered 304 with no body. A partial or stale answer is `no-store`. `Vary: Authorization, X-Plaudit-Grant`.",
+    auth: "none",
+    query: { schema: CountsQuery, example: { items: "post:1,reel:2", counter_types: "likes,views" } },
+    response: {
+      description: "Counts by item key (or 304 Not Modified when If-None-Match matches).",
+      schema: CountsResponse,
+      examples: {
+        feed: { counts: { "post:1": { likes: 1524, views: 89234 }, "reel:2": { likes: 7, views: 120 } }, took_ms: 12 },
+      },
+    },
+    viewer: true,
+    errors: [429, 503],
+  },
   {
     method: "get",
     path: "/v1/me/likes",

@@ -1,10 +1,11 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { COUNTER_TYPES, itemKey, type CounterType } from "../../shared/counters";
 import { disclosure, shownCounts, type ShownCounts } from "../../shared/privacy";
-import { CountQuery, CountsRequest } from "../../shared/schemas";
+import { CountQuery, CountsQuery, CountsRequest, type ItemRef } from "../../shared/schemas";
 import { readCounts, readMany } from "../lib/count-reader";
 import { addUniqueViewers } from "../lib/history-reader";
 import { unavailable } from "../lib/errors";
+import { notModified, setReadCaching, weakETag } from "../lib/http-cache";
 import { readJson, readQuery } from "../lib/validation";
 import { optionalUser } from "../middleware/auth";
 import { readLimit } from "../middleware/read-limit";
@@ -48,13 +49,17 @@ function pick(all: ShownCounts, types: readonly CounterType[]): Partial<ShownCou
   return Object.fromEntries(types.map((t) => [t, all[t]]));
 }
 
-/** Up to 100 items at once: what no cache holds comes from one query per D1 database, never from the objects. */
-counts.post("/v1/counts", readLimit, optionalUser, identifyViewer, async (c) => {
-  const started = Date.now();
-  const { items, counter_types, unique_viewers } = await readJson(c, CountsRequest);
-  const types = counter_types ? [...new Set(counter_types)] : COUNTER_TYPES;
+/** The batch read both routes answer: what no cache holds comes from one query per D1 database, never from the objects. */
+async function batchCounts(
+  c: Context<AppEnv>,
+  items: readonly ItemRef[],
+  counterTypes: readonly CounterType[] | undefined,
+  uniqueViewers: boolean | undefined,
+  route: string,
+): Promise<{ counts: Record<string, Partial<ShownCounts> | null>; partial: boolean; stale: boolean }> {
+  const types = counterTypes ? [...new Set(counterTypes)] : COUNTER_TYPES;
   const keys = [...new Set(items.map((i) => itemKey(i.item_type, i.item_id)))];
-  const [reads, settings] = await Promise.all([readMany({ env: c.env, ctx: c.executionCtx }, keys, "/v1/counts"), readSettings(c.env, keys)]);
+  const [reads, settings] = await Promise.all([readMany({ env: c.env, ctx: c.executionCtx }, keys, route), readSettings(c.env, keys)]);
   const viewer = c.get("viewer");
   const result: Record<string, Partial<ShownCounts> | null> = {};
   const revealed: Record<string, Partial<ShownCounts> | null> = {};
@@ -71,6 +76,29 @@ counts.post("/v1/counts", readLimit, optionalUser, identifyViewer, async (c) => 
   if (failed === keys.length) throw unavailable("None of the items' counts can be read right now.");
   if (stale) c.header(STALE_HEADER, "true");
   // Unique viewers only where every count is shown: an invisible or hidden item must not leak through them.
-  if (unique_viewers) await addUniqueViewers(c.env, revealed, "/v1/counts");
-  return c.json({ counts: result, took_ms: Date.now() - started, ...(failed > 0 ? { partial: true } : {}) });
+  if (uniqueViewers) await addUniqueViewers(c.env, revealed, route);
+  return { counts: result, partial: failed > 0, stale };
+}
+
+/** Up to 100 items at once. */
+counts.post("/v1/counts", readLimit, optionalUser, identifyViewer, async (c) => {
+  const started = Date.now();
+  const { items, counter_types, unique_viewers } = await readJson(c, CountsRequest);
+  const read = await batchCounts(c, items, counter_types, unique_viewers, "/v1/counts");
+  return c.json({ counts: read.counts, took_ms: Date.now() - started, ...(read.partial ? { partial: true } : {}) });
+});
+
+/**
+ * The same read as a GET, for CDNs and browsers: `public` and short-lived
+ * without a token, `private` with one (docs/reads.md), with a weak ETag over
+ * the counts so a revalidation costs a 304.
+ */
+counts.get("/v1/counts", readLimit, optionalUser, identifyViewer, async (c) => {
+  const started = Date.now();
+  const { items, counter_types, unique_viewers } = readQuery(c, CountsQuery);
+  const read = await batchCounts(c, items, counter_types, unique_viewers, "/v1/counts");
+  const etag = weakETag(read.counts);
+  setReadCaching(c, etag, !read.partial && !read.stale);
+  if (!read.partial && !read.stale && notModified(c, etag)) return c.body(null, 304);
+  return c.json({ counts: read.counts, took_ms: Date.now() - started, ...(read.partial ? { partial: true } : {}) });
 });

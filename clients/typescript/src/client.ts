@@ -143,6 +143,19 @@ export class PlauditClient {
     });
   }
 
+  /**
+   * The same counts as `counts()`, by GET, so a CDN or the browser's cache can
+   * keep them (public without a token, private with one).
+   */
+  countsByQuery(items: readonly ItemRef[], counterTypes?: readonly CounterType[], options?: CountOptions): Promise<CountsResult> {
+    const query = {
+      items: items.map((item) => `${item.item_type}:${item.item_id}`).join(","),
+      counter_types: counterTypes?.join(","),
+      ...(options?.uniqueViewers ? { unique_viewers: "true" } : {}),
+    };
+    return this.request("GET", "/v1/counts", { ...options, query });
+  }
+
   /** An item's daily counts over the last `days` UTC days (default 30, at most 366). */
   history(itemId: string, itemType: ItemType, days?: number, options?: CallOptions): Promise<HistoryResult> {
     return this.request("GET", "/v1/history", { ...options, query: { item_id: itemId, item_type: itemType, days } });
