@@ -6,12 +6,13 @@ import type { EdgeChange } from "../shared/edges";
 import { itemObjectName, shardObjectName } from "../shared/object-names";
 import { HEAD, homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
-import type { ApplyResult, EventPermit, ToggleLimits, ToggleRequest, ToggleResult } from "../shared/contracts";
+import type { ApplyResult, EventPermit, ImportedEdge, ImportOutcome, ToggleLimits, ToggleRequest, ToggleResult } from "../shared/contracts";
 import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
 import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema } from "./lib/sql-schema";
 import { MIGRATIONS } from "./lib/user-likes-schema";
 import { ownLikes, type OwnLikesPage } from "./lib/own-likes";
+import { applyImports, writeUserEdge } from "./lib/user-edges";
 import type { OwnLikesPosition } from "../shared/own-likes";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
@@ -103,37 +104,17 @@ export class UserLikes extends DurableObject<Env> {
         .toArray()[0];
       const changed = (current?.state ?? 0) !== want;
       const seq = changed ? this.#seq + 1 : this.#seq;
-      sql.exec(
-        `INSERT INTO state (id, user, inc, seq, tats) VALUES (1, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET user = excluded.user, seq = excluded.seq, tats = excluded.tats`,
-        request.user,
-        this.#inc,
-        seq,
-        JSON.stringify(Object.fromEntries(tats)),
-      );
+      this.#writeState(request.user, seq, tats);
       if (!changed) return null;
-      // A new edge's home comes from the shard map this isolate knows; an
-      // existing edge keeps its home whatever the item's state now.
-      sql.exec(
-        `INSERT INTO edges (item, counter, state, inc, seq, home, at) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (item, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq, at = excluded.at`,
-        request.item,
-        request.counter,
-        want,
-        this.#inc,
+      writeUserEdge(sql, {
+        item: request.item,
+        counter: request.counter,
+        state: want,
+        inc: this.#inc,
         seq,
-        homeFor(request.user, cachedPlacement(request.item, now)),
-        now,
-      );
-      sql.exec(
-        "INSERT INTO outbox (item, counter, state, inc, seq, at) VALUES (?, ?, ?, ?, ?, ?)",
-        request.item,
-        request.counter,
-        want,
-        this.#inc,
-        seq,
-        now,
-      );
+        at: now,
+        home: homeFor(request.user, cachedPlacement(request.item, now)),
+      });
       // The sweep rides on this commit: it redelivers whatever a crash leaves in the outbox.
       if (this.#storage.alarmAt === null) this.#storage.setAlarm(now + OUTBOX_SWEEP_MS);
       return { item: request.item, counter: request.counter, seq };
@@ -147,6 +128,31 @@ export class UserLikes extends DurableObject<Env> {
     // Not awaited: the answer needs only the commit above.
     void this.#deliverEdge(written.item, written.counter);
     return { kind: "changed" };
+  }
+
+  /**
+   * Edges brought from another system, for one user, in one commit (see
+   * applyImports): outside the user's rate limits, which pace people, not
+   * migrations (the importer paces itself). Delivered like a live change.
+   */
+  importEdges(user: string, edges: readonly ImportedEdge[]): ImportOutcome[] {
+    const now = Date.now();
+    const result = this.#storage.commit(() => {
+      this.#schema.ensure();
+      this.#deleteDelivered();
+      const applied = applyImports(this.#storage.sql, edges, { inc: this.#inc, seq: this.#seq }, (item) => homeFor(user, cachedPlacement(item, now)));
+      this.#writeState(user, applied.seq, this.#tats);
+      if (applied.changed.length > 0 && this.#storage.alarmAt === null) this.#storage.setAlarm(now + OUTBOX_SWEEP_MS);
+      return applied;
+    });
+    this.#user = user;
+    this.#seq = result.seq;
+    if (result.changed.length > 0) {
+      metrics.count("outbox_enqueued_total", { object: "user_likes" }, result.changed.length);
+      scheduleFlush(this.env, this.ctx);
+    }
+    for (const item of new Set(result.changed)) void this.#deliverEdge(item, "likes");
+    return result.outcomes;
   }
 
   /**
@@ -319,6 +325,18 @@ export class UserLikes extends DurableObject<Env> {
     if (this.#delivered.size === 0) return;
     this.#storage.commit(() => this.#deleteDelivered());
     if (this.#outboxSize() === 0) this.#storage.clearAlarm();
+  }
+
+  /** Inside a transaction: the user, the version sequence and the limiter's buckets, one row. */
+  #writeState(user: string, seq: number, tats: ReadonlyMap<string, number>): void {
+    this.#storage.sql.exec(
+      `INSERT INTO state (id, user, inc, seq, tats) VALUES (1, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET user = excluded.user, seq = excluded.seq, tats = excluded.tats`,
+      user,
+      this.#inc,
+      seq,
+      JSON.stringify(Object.fromEntries(tats)),
+    );
   }
 
   #outboxSize(): number {

@@ -11,6 +11,15 @@ export type ToggleLimits = { perMinute: number; perDay: number };
 
 export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean; limits?: ToggleLimits };
 
+/** A like or unlike brought from another system: its target state and when the user asked for it (ms since the epoch). */
+export type ImportedEdge = { item: string; on: boolean; at: number };
+
+/**
+ * What an imported edge did: changed the user's state, found it already so,
+ * or lost to a newer action of the user on the item (I6).
+ */
+export type ImportOutcome = "applied" | "duplicate" | "superseded";
+
 export type EventPermit = { allowed: true } | { allowed: false; retryAfter: number };
 
 export type ToggleResult =

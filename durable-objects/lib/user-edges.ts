@@ -1,0 +1,63 @@
+import type { ToggleCounter } from "../../shared/counters";
+import type { ImportedEdge, ImportOutcome } from "../../shared/contracts";
+import type { Sql } from "./metered-storage";
+
+/** One changed edge of a user object, as its edges table and its outbox both hold it. */
+export type UserEdgeChange = { item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number; at: number; home: number };
+
+/**
+ * Inside the user object's transaction: the edge's new state and its outbox
+ * entry, together. `home` is used only for a new edge: an existing edge keeps
+ * its home whatever the item's state now.
+ */
+export function writeUserEdge(sql: Sql, change: UserEdgeChange): void {
+  const { item, counter, state, inc, seq, at, home } = change;
+  sql.exec(
+    `INSERT INTO edges (item, counter, state, inc, seq, home, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (item, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq, at = excluded.at`,
+    item,
+    counter,
+    state,
+    inc,
+    seq,
+    home,
+    at,
+  );
+  sql.exec("INSERT INTO outbox (item, counter, state, inc, seq, at) VALUES (?, ?, ?, ?, ?, ?)", item, counter, state, inc, seq, at);
+}
+
+/**
+ * Inside the user object's transaction: edges brought from another system
+ * (invariant I6). Each carries its target state and its time, never a
+ * toggle: it applies only when no action of this user on this item is as new
+ * (a live like after the import's time wins), and through the same edge and
+ * outbox rows as a live like, so the item side and the stores follow.
+ * A state that is already current changes nothing. An unlike of an edge the
+ * user never had is remembered (state 0, its time), without an outbox entry,
+ * so an older imported like of it cannot apply later.
+ */
+export function applyImports(
+  sql: Sql,
+  edges: readonly ImportedEdge[],
+  version: { inc: number; seq: number },
+  homeOf: (item: string) => number,
+): { outcomes: ImportOutcome[]; seq: number; changed: string[] } {
+  let seq = version.seq;
+  const changed: string[] = [];
+  const outcomes = edges.map((edge): ImportOutcome => {
+    const current = sql
+      .exec<{ state: number; at: number }>("SELECT state, at FROM edges WHERE item = ? AND counter = 'likes'", edge.item)
+      .toArray()[0];
+    const want = edge.on ? 1 : 0;
+    if (current && current.at >= edge.at) return current.state === want ? "duplicate" : "superseded";
+    if ((current?.state ?? 0) === want) {
+      if (!current) sql.exec("INSERT INTO edges (item, counter, state, inc, seq, home, at) VALUES (?, 'likes', 0, ?, 0, -1, ?)", edge.item, version.inc, edge.at);
+      return "duplicate";
+    }
+    seq++;
+    writeUserEdge(sql, { item: edge.item, counter: "likes", state: want, inc: version.inc, seq, at: edge.at, home: homeOf(edge.item) });
+    changed.push(edge.item);
+    return "applied";
+  });
+  return { outcomes, seq, changed };
+}
