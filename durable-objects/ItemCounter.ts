@@ -9,7 +9,7 @@ import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { ChildReports, sameCounts } from "./lib/child-reports";
-import { applyEdge } from "./lib/edge-store";
+import { applyEdge, EDGE_TIME_MIGRATION } from "./lib/edge-store";
 import { Emitter, type EmissionState } from "./lib/emitter";
 import { EventCounters } from "./lib/event-counters";
 import { Handover } from "./lib/handover";
@@ -81,14 +81,7 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE meta;
     `,
   },
-  {
-    id: 7,
-    // When each user asked for the edge's state (its liked_at); 0 for edges stored before edges kept their time.
-    sql: `
-      ALTER TABLE edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE emit_edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
-    `,
-  },
+  { id: 7, sql: EDGE_TIME_MIGRATION },
 ];
 
 /** Views and shares wait at most this long for a commit: one commit for many events. */

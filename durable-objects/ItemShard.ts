@@ -6,7 +6,7 @@ import { itemObjectName } from "../shared/object-names";
 import { backoffMs } from "../shared/retries";
 import type { ApplyResult, ChildReport } from "../shared/contracts";
 import { CommitBatcher } from "./lib/commit-batcher";
-import { applyEdge } from "./lib/edge-store";
+import { applyEdge, EDGE_TIME_MIGRATION } from "./lib/edge-store";
 import { Emitter } from "./lib/emitter";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
@@ -46,14 +46,7 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE meta;
     `,
   },
-  {
-    id: 4,
-    // When each user asked for the edge's state (its liked_at); 0 for edges stored before edges kept their time.
-    sql: `
-      ALTER TABLE edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE emit_edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
-    `,
-  },
+  { id: 4, sql: EDGE_TIME_MIGRATION },
 ];
 
 /** A safety alarm after each burst of writes: it resends a report that a crash or a failure left unacknowledged. */

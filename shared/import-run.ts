@@ -10,13 +10,7 @@ export const MAX_LISTED_REFUSALS = 1_000;
  * killed at any point resumes after it, at worst sending one batch again
  * (whose edges then answer `duplicate`: importing is idempotent).
  */
-export type ImportProgress = {
-  line: number;
-  read: number;
-  applied: number;
-  duplicates: number;
-  superseded: number;
-  refused: number;
+export type ImportProgress = Record<"line" | "read" | "applied" | "duplicates" | "superseded" | "refused", number> & {
   refusals: { line: number; reason: string }[];
 };
 

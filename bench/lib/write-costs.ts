@@ -66,10 +66,12 @@ export type Costs = {
   byObject: Record<string, { commits: number; rowsWritten: number; alarmsSet: number }>;
 };
 
-export function costsBetween(before: Samples, after: Samples): Costs {
+/** `changes`: the denominator when the changes did not come through the like route (an import's applied edges). */
+export function costsBetween(before: Samples, after: Samples, changes?: number): Costs {
   const likes =
+    changes ??
     delta(before, after, "plaudit_toggle_outcomes_total", { outcome: "liked" }) +
-    delta(before, after, "plaudit_toggle_outcomes_total", { outcome: "unliked" });
+      delta(before, after, "plaudit_toggle_outcomes_total", { outcome: "unliked" });
   const per = (n: number) => (likes === 0 ? 0 : Math.round((n / likes) * 100) / 100);
   const byObject: Costs["byObject"] = {};
   for (const object of OBJECTS) {

@@ -2,7 +2,7 @@
  * The endpoints that read a user's own data and bring data in, as entries of
  * the OpenAPI registry.
  */
-import { CountsQuery, CountsResponse, OwnLikesQuery, OwnLikesResponse } from "../../shared/schemas";
+import { CountsQuery, CountsResponse, ImportRequest, ImportResponse, OwnLikesQuery, OwnLikesResponse } from "../../shared/schemas";
 import type { Endpoint } from "./endpoint";
 
 export const DATA_ENDPOINTS: readonly Endpoint[] = [
@@ -48,6 +48,33 @@ export const DATA_ENDPOINTS: readonly Endpoint[] = [
           next_cursor: "MTc2NDQzNzczMDUxMi5wb3N0OjEyMw",
         },
       },
+    },
+    errors: [503],
+  },
+  {
+    method: "post",
+    path: "/v1/admin/import",
+    operationId: "importEdges",
+    tag: "admin",
+    summary: "Import a batch of like edges",
+    description:
+      "Up to 100 like edges from another system (service token), each through its user's object like a live like, so the item side, D1 and the central store follow. Each edge carries its target state (`kind`: like or unlike, never a toggle) and its time (`liked_at`): it applies only if the user has no action on the item as new (invariant I6), so a repeated batch changes nothing and an old import never undoes a newer live like. Outside the users' rate limits: `npm run import` paces itself (docs/import.md).",
+    auth: "service",
+    body: {
+      schema: ImportRequest,
+      examples: {
+        two: {
+          edges: [
+            { user_id: "42", item_id: "456", item_type: "post", liked_at: "2024-05-01T12:00:00Z", kind: "like" },
+            { user_id: "43", item_id: "456", item_type: "post", liked_at: 1714564800000, kind: "unlike" },
+          ],
+        },
+      },
+    },
+    response: {
+      description: "One outcome per edge, in order.",
+      schema: ImportResponse,
+      examples: { two: { results: ["applied", "duplicate"] } },
     },
     errors: [503],
   },

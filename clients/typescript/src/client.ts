@@ -10,6 +10,8 @@ import type {
   HasLikedResult,
   HistoryResult,
   Id,
+  ImportEdgeInput,
+  ImportResult,
   ItemRef,
   ItemSettingsInput,
   ItemSettingsResult,
@@ -197,6 +199,11 @@ export class PlauditClient {
   /** Lifts a block (service token). */
   unblock(userId: Id, blockedId: Id, options?: CallOptions): Promise<BlockResult> {
     return this.request("DELETE", `/v1/admin/users/${userId}/blocks/${blockedId}`, options);
+  }
+
+  /** Up to 100 like edges from another system (service token); `npm run import` pages a whole file through this. */
+  importEdges(edges: readonly ImportEdgeInput[], options?: CallOptions): Promise<ImportResult> {
+    return this.request("POST", "/v1/admin/import", { ...options, body: { edges } });
   }
 
   /** Whether `userId` blocks `blockedId` (service token). */

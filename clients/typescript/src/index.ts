@@ -12,6 +12,8 @@ export type {
   HasLikedResult,
   HistoryResult,
   Id,
+  ImportEdgeInput,
+  ImportResult,
   ItemRef,
   ItemSettingsInput,
   ItemSettingsResult,

@@ -79,6 +79,12 @@ export type MyLikesResult = {
   next_cursor: string | null;
 };
 
+/** One like edge from another system; `liked_at` is ISO-8601 with a zone or ms since the epoch. */
+export type ImportEdgeInput = { user_id: Id; item_id: Id; item_type: ItemType; liked_at: string | number; kind: "like" | "unlike" };
+
+/** One outcome per edge, in order: applied, already so, or older than the user's newest action on the item. */
+export type ImportResult = { results: ("applied" | "duplicate" | "superseded")[] };
+
 export type Visibility = "public" | "followers" | "private";
 
 /** What the host app says about an item (service token); a field left out takes its default. */

@@ -1,0 +1,75 @@
+// `npm run bench:import -- [--edges 100000] [--users 2000] [--items 5000] [--rate 0] [--seconds 300]`:
+// starts its own local plaudit, writes an NDJSON file of like edges sorted by
+// user (as a dump of a user_likes table comes), imports it through the same
+// parts as `npm run import` and prints the import rate, the time until every
+// store caught up, and the per-edge costs from /metrics. Traffic goes to
+// 127.0.0.1 only; --seconds bounds the run (a cut-off run says so).
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { runImport } from "../shared/import-run";
+import { batchSender, fileCheckpoint, fileLines, fileSize, pacer } from "../scripts/lib/import-cli";
+import { HttpClient } from "./lib/http";
+import { idRange, serviceToken } from "./lib/plaudit";
+import { removeStateDir, startServer } from "./lib/server";
+import { costsBetween, costsTable, settledMetrics } from "./lib/write-costs";
+
+const { values } = parseArgs({
+  options: {
+    edges: { type: "string", default: "100000" },
+    users: { type: "string", default: "2000" },
+    items: { type: "string", default: "5000" },
+    rate: { type: "string", default: "0" },
+    seconds: { type: "string", default: "300" },
+  },
+});
+const [edges, userCount, itemCount] = [Number(values.edges), Number(values.users), Number(values.items)];
+const server = await startServer();
+try {
+  const file = join(server.stateDir, "likes.ndjson");
+  const users = idRange(userCount);
+  const items = idRange(itemCount, 10n ** 9n);
+  const lines: string[] = [];
+  const base = Date.UTC(2024, 0, 1);
+  for (let i = 0; i < edges; i++) {
+    const user = users[Math.floor((i * userCount) / edges)]!;
+    lines.push(JSON.stringify({ user_id: user, item_id: items[(i * 7919) % itemCount], item_type: "post", liked_at: base + i * 1_000, kind: "like" }));
+  }
+  writeFileSync(file, `${lines.join("\n")}\n`);
+
+  const http = new HttpClient(server.url, 4);
+  const service = await serviceToken(server.secret);
+  const before = await settledMetrics(http, service);
+  const deadline = Date.now() + Number(values.seconds) * 1_000;
+  const bytesRead = { value: 0 };
+  const started = Date.now();
+  const send = batchSender(server.url, service);
+  const checkpoint = fileCheckpoint(`${file}.checkpoint.json`, { file, size: fileSize(file) });
+  const finished = await runImport({
+    lines: fileLines(file, bytesRead),
+    format: "ndjson",
+    send: async (batch) => {
+      if (Date.now() > deadline) throw new Error("cut off by --seconds");
+      return await send(batch);
+    },
+    checkpoint,
+    pace: pacer(Number(values.rate)),
+  }).catch((error: unknown) => {
+    console.error(String(error));
+    return null;
+  });
+  // A run cut off by --seconds reports what its checkpoint says was imported.
+  const report = finished ?? (await checkpoint.load());
+  const importSeconds = (Date.now() - started) / 1_000;
+  const after = await settledMetrics(http, service, 120_000);
+  const settledSeconds = (Date.now() - started) / 1_000;
+  if (report) {
+    if (!finished) console.log(`cut off after ${values.seconds} s at line ${report.line} of ${edges}`);
+    console.log(`imported ${report.read} lines (${report.applied} applied) in ${importSeconds.toFixed(1)} s: ${(report.read / importSeconds).toFixed(0)} edges/s`);
+    console.log(`stores settled (metrics quiet) ${settledSeconds.toFixed(1)} s after the start: ${(report.applied / settledSeconds).toFixed(0)} edges/s end to end`);
+    console.log(costsTable(costsBetween(before, after, report.applied), null).replaceAll("per like", "per imported edge"));
+  }
+} finally {
+  await server.stop();
+  removeStateDir(server.stateDir);
+}

@@ -1,0 +1,66 @@
+// `npm run import -- --file likes.ndjson [--format ndjson|csv] [--url URL]
+//   [--rate EDGES_PER_SECOND] [--batch N] [--checkpoint PATH] [--report PATH]`:
+// brings like edges from another system into plaudit through the service
+// endpoint POST /v1/admin/import (docs/import.md). Lines are NDJSON objects
+// or CSV rows (with a header) of user_id, item_id, item_type, liked_at, kind.
+// Resumable: a checkpoint (default <file>.checkpoint.json) is written after
+// every batch, and a second run of a finished file changes nothing.
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { writeFileSync } from "node:fs";
+import { signJwt } from "../shared/jwt";
+import { runImport } from "../shared/import-run";
+import { batchSender, fileCheckpoint, fileLines, fileSize, pacer, progressBar } from "./lib/import-cli";
+// @ts-expect-error: a plain ES module shared with scripts/start.mjs
+import { readDevVars } from "./dev-vars.mjs";
+
+const { values } = parseArgs({
+  options: {
+    file: { type: "string" },
+    format: { type: "string" },
+    url: { type: "string", default: "http://127.0.0.1:8787" },
+    rate: { type: "string", default: "500" },
+    batch: { type: "string", default: "100" },
+    checkpoint: { type: "string" },
+    report: { type: "string" },
+  },
+});
+if (!values.file) {
+  console.error("usage: npm run import -- --file likes.ndjson|likes.csv [--url URL] [--rate EDGES_PER_SECOND] [--batch N] [--checkpoint PATH]");
+  process.exit(2);
+}
+const file = resolve(values.file);
+const format = values.format ?? (file.endsWith(".csv") ? "csv" : "ndjson");
+if (format !== "csv" && format !== "ndjson") {
+  console.error("--format must be ndjson or csv");
+  process.exit(2);
+}
+const secret = (process.env.AUTH_SECRET ?? readDevVars(resolve(process.env.PLAUDIT_DEV_VARS ?? ".dev.vars")).AUTH_SECRET ?? "").split(",")[0]?.trim();
+if (!secret) {
+  console.error("No AUTH_SECRET: run `npm start` once (it creates .dev.vars) or set AUTH_SECRET.");
+  process.exit(1);
+}
+const token = await signJwt({ sub: "0", role: "service", exp: Math.floor(Date.now() / 1000) + 7 * 86_400 }, secret);
+const size = fileSize(file);
+const checkpoint = fileCheckpoint(values.checkpoint ?? `${file}.checkpoint.json`, { file, size });
+const resumed = await checkpoint.load();
+const bytesRead = { value: 0 };
+const started = Date.now();
+const report = await runImport({
+  lines: fileLines(file, bytesRead),
+  format,
+  send: batchSender(values.url.replace(/\/$/, ""), token),
+  checkpoint,
+  batchSize: Number(values.batch),
+  pace: pacer(Number(values.rate)),
+  onProgress: progressBar(size, bytesRead, resumed?.line ?? 0),
+});
+const seconds = (Date.now() - started) / 1_000;
+process.stderr.write("\n");
+const summary = { file, format, resumed_at_line: resumed?.line ?? 0, seconds, ...report };
+if (values.report) writeFileSync(values.report, JSON.stringify(summary, null, 2));
+console.log(
+  `lines read ${report.read}, applied ${report.applied}, duplicates ${report.duplicates}, superseded by newer actions ${report.superseded}, refused ${report.refused} in ${seconds.toFixed(1)} s`,
+);
+for (const { line, reason } of report.refusals) console.log(`  line ${line}: ${reason}`);
+if (report.refused > report.refusals.length) console.log(`  ... and ${report.refused - report.refusals.length} more refused lines`);
