@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { MIGRATIONS as ITEM_MIGRATIONS } from "../../durable-objects/ItemCounter";
 import { MIGRATIONS as USER_MIGRATIONS } from "../../durable-objects/UserLikes";
 import { checkMigrations, SqlSchema, type Migration } from "../../durable-objects/lib/sql-schema";
-import { freshId, json, like, tokenFor } from "./helpers";
+import { call, freshId, json, like, tokenFor } from "./helpers";
 
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
 const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
@@ -70,5 +70,23 @@ describe("object migrations", () => {
     await runInDurableObject(itemStub(key), (_, state) => {
       expect(state.storage.sql.exec("SELECT moved FROM edges WHERE user = '2'").one().moved).toBeNull();
     });
+  });
+
+  it("upgrades a user object created at migration 3: its old likes list with a null liked_at, after the ones that have a time", async () => {
+    const user = freshId();
+    const [old, fresh] = [freshId(), freshId()];
+    await runInDurableObject(userStub(user), (_, state) => {
+      new SqlSchema(state.storage, upTo(USER_MIGRATIONS, 3)).ensure();
+      state.storage.sql.exec("UPDATE state SET user = ?, seq = 1", user);
+      state.storage.sql.exec("INSERT INTO edges (item, counter, state, inc, seq, home) VALUES (?, 'likes', 1, 1, 1, -1)", `post:${old}`);
+    });
+    await abortAllDurableObjects();
+    const token = await tokenFor(user);
+    expect((await json(await like(token, fresh))).status).toBe("liked");
+    const page = await json(await call("GET", "/v1/me/likes", { token }));
+    expect(page.likes.map((l: { item_id: string; liked_at: string | null }) => [l.item_id, l.liked_at === null])).toEqual([
+      [fresh, false],
+      [old, true],
+    ]);
   });
 });
