@@ -51,8 +51,8 @@ export async function central(): Promise<CentralStore> {
   return store;
 }
 
-/** Waits until the item's object has had its current snapshot and every edge acknowledged. */
-export async function settled(item: string): Promise<Counts> {
+/** Waits until the item's object has had its current snapshot and every edge acknowledged (at most `timeout` ms). */
+export async function settled(item: string, timeout = 20_000): Promise<Counts> {
   const stub = itemStub(item);
   return await vi.waitFor(
     async () => {
@@ -62,6 +62,6 @@ export async function settled(item: string): Promise<Counts> {
       expect(state.pendingEdges).toBe(0);
       return state.counts;
     },
-    { timeout: 20_000, interval: 100 },
+    { timeout, interval: 100 },
   );
 }

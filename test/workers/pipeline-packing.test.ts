@@ -23,7 +23,8 @@ describe("a large emission", () => {
     const item = `post:${freshId()}`;
     const users = Array.from({ length: 3000 }, () => freshId());
     await itemStub(item).apply(users.map((user) => ({ user, counter: "likes", state: 1, inc: 1, seq: 1, at: 1 })));
-    const counts = await settled(item);
+    // Each edge is two conditional central-store writes (user_likes and item_likes), 16 in flight per batch.
+    const counts = await settled(item, 75_000);
     expect(counts.likes).toBe(3000);
     expect((await d1Counts(item))?.counts.likes).toBe(3000);
     const store = await central();
