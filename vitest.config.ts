@@ -85,6 +85,8 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: ["test/node/**/*.test.ts"],
+          // Generous, as for the workerd projects: child processes (wrangler, promtool, redocly) are slow on a busy machine.
+          testTimeout: 60_000,
         },
       },
     ],
