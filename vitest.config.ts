@@ -29,8 +29,8 @@ const HOT_BINDINGS = {
   SHARD_MAP_TTL_MS: "5000",
 };
 
-/** The feed and pipeline tests again, with counts spread over two D1 databases (K = 2). */
-const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2" };
+/** The feed and pipeline tests again, with counts spread over two D1 databases (K = 2) and emissions over two queues (Q = 2). */
+const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2", EVENT_QUEUES: "2" };
 
 function workerdProject(name: string, include: string[], bindings: Record<string, string>) {
   return {

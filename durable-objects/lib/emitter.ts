@@ -5,6 +5,7 @@ import { backoffMs } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
 import type { MeteredStorage } from "./metered-storage";
 import { Soon } from "./soon";
+import type { EventQueue } from "./event-queues";
 import {
   EMISSION_VERSION,
   MAX_MESSAGE_BYTES,
@@ -107,7 +108,8 @@ export class Emitter {
   constructor(
     ctx: DurableObjectState,
     private readonly storage: MeteredStorage,
-    private readonly queue: Queue,
+    /** The queue that carries an item's emissions (one of the deployment's Q queues). */
+    private readonly queueFor: (item: string) => EventQueue,
     private readonly options: EmitterOptions,
   ) {
     this.#persist = new Soon("emission_ack_persist_failed", ACK_PERSIST_MS, () => {
@@ -277,8 +279,9 @@ export class Emitter {
       }
       if (this.faults.dropSends > 0) this.faults.dropSends--;
       else {
-        await this.queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const })));
-        metrics.count("queue_messages_total", { queue: "plaudit-events", event: "sent" }, chunk.length);
+        const { queue, name } = this.queueFor(identity.item);
+        await queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const })));
+        metrics.count("queue_messages_total", { queue: name, event: "sent" }, chunk.length);
       }
       for (const { body, rows } of chunk) {
         this.#inFlight.set(body.emission, { snapshotSeq: body.snapshot?.seq ?? null, edges: rows, at: now });
