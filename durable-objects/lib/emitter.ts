@@ -88,7 +88,13 @@ const edgeKey = (user: string, counter: string) => `${user}\u0000${counter}`;
  */
 export class Emitter {
   /** Test hooks: sends that throw (a queue that is down) and sends silently lost. */
-  readonly faults = { sendFailures: 0, dropSends: 0 };
+  readonly faults = {
+    sendFailures: 0,
+    dropSends: 0,
+    /** The next N sends are kept here instead of sent, so a test can deliver them as a failing consumer would. */
+    divertSends: 0,
+    diverted: [] as Emission[],
+  };
   /** How long an emission may stay unacknowledged before it is resent; tests lower it. */
   resendAfterMs = RESEND_AFTER_MS;
 
@@ -278,7 +284,10 @@ export class Emitter {
         throw new Error("injected queue failure");
       }
       if (this.faults.dropSends > 0) this.faults.dropSends--;
-      else {
+      else if (this.faults.divertSends > 0) {
+        this.faults.divertSends--;
+        this.faults.diverted.push(...chunk.map(({ body }) => body));
+      } else {
         const { queue, name } = this.queueFor(identity.item);
         await queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const })));
         metrics.count("queue_messages_total", { queue: name, event: "sent" }, chunk.length);
