@@ -223,7 +223,8 @@ export async function soak(options: SoakOptions): Promise<SoakResult> {
       violations.push(...round.violations);
       options.progress(
         `kill ${kills.length}: restarted in ${restartMs} ms; ${round.converged && round.storesAgree ? "every store exact" : "NOT exact"} ` +
-          `after ${round.convergenceMs} ms; outboxes ${round.drained ? "drained" : "NOT drained"}`,
+          `after ${round.convergenceMs} ms; outboxes ${round.drained ? "drained" : "NOT drained"}` +
+          (round.disagreements.length > 0 ? `; first: ${round.disagreements.slice(0, 3).join("; ")}` : ""),
       );
       nextKill = Date.now() + options.killEveryMinutes * 60_000;
     }
@@ -266,12 +267,12 @@ async function checkAll(
 ) {
   const http = new HttpClient(server.url, 16);
   try {
+    const started = Date.now();
     const violations = await settleUndecided(http, model, tokens);
-    const convergence = await awaitConvergence(http, model, SETTLE_MS);
-    for (const item of convergence.negatives) negatives.add(item);
     const touched = model.items();
     const disagreements: string[] = [];
     const deadline = Date.now() + SETTLE_MS;
+    // The objects first: reading them wakes any that a kill left with emissions to resend.
     for (;;) {
       disagreements.length = 0;
       const [objects, stored] = await Promise.all([objectCounts(http, service, touched), centralCounts(centralEndpoint, touched)]);
@@ -284,11 +285,14 @@ async function checkAll(
       if (disagreements.length === 0 || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 500));
     }
+    const convergence = await awaitConvergence(http, model, Math.max(1_000, deadline - Date.now()));
+    const convergedAfterMs = Date.now() - started;
+    for (const item of convergence.negatives) negatives.add(item);
     const writers = [...new Set(touched.flatMap((item) => model.usersOf(item)))];
     const { drained } = await awaitOutboxesDrained(http, service, writers, SETTLE_MS);
     return {
       violations,
-      convergenceMs: convergence.ms,
+      convergenceMs: convergedAfterMs,
       converged: convergence.converged,
       storesAgree: disagreements.length === 0,
       disagreements: disagreements.slice(0, 20),
