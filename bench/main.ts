@@ -28,6 +28,7 @@ import { referenceTable, runReferences } from "./lib/reference";
 import { options, type Options } from "./options";
 import { costsBetween, costsTable, settledMetrics, watchIdle } from "./lib/write-costs";
 import { isLiveRun, runLiveBench } from "./scenarios/live";
+import { isViralRun, runViralBench } from "./scenarios/viral";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -238,4 +239,9 @@ async function settleAndConverge(ctx: RunContext, tokens: ReadonlyMap<string, st
   return await awaitConvergence(ctx.http, ctx.model, seconds * 1000);
 }
 
-process.exitCode = isLiveRun(process.argv) ? await runLiveBench(process.argv.slice(2), join(root, "bench", "results")) : await main();
+const results = join(root, "bench", "results");
+process.exitCode = isLiveRun(process.argv)
+  ? await runLiveBench(process.argv.slice(2), results)
+  : isViralRun(process.argv)
+    ? await runViralBench(process.argv.slice(2), results)
+    : await main();

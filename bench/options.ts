@@ -8,7 +8,7 @@ import { SCENARIOS } from "./scenarios/index";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 const USAGE = `usage: npm run bench -- [options]
-  --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write), or live (own options: bench/scenarios/live.ts)
+  --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write), or live / viral (own options: bench/scenarios/live.ts, viral.ts)
   --seconds N            timed phase length (default 20)
   --connections N        concurrent requests (default 16)
   --users N              simulated users, each sequential (default 200)

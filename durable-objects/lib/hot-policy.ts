@@ -57,8 +57,10 @@ function sustainedHot(rate: RateView, settings: HotSettings): boolean {
  * reach, keeps a lone burst or a trickle from splitting an item on noise.
  */
 function forecastHot(rate: RateView, settings: HotSettings): boolean {
-  if (settings.predictSeconds < 2 || rate.observedSeconds < settings.predictSeconds + 1) return false;
-  const seconds = rate.lastSeconds(settings.predictSeconds);
+  // Whole seconds measured from their start only: the one the head started in was partly unseen.
+  const whole = Math.min(settings.predictSeconds, Math.floor(rate.observedSeconds) - 1);
+  if (whole < 2) return false;
+  const seconds = rate.lastSeconds(whole);
   if (Math.min(...seconds.slice(-2)) < settings.predictFloor * settings.hotRate) return false;
   return forecastAverage(seconds, settings.hotWindow, settings) >= settings.hotRate;
 }

@@ -124,3 +124,12 @@ describe("the host app's hint", () => {
     expect(decideFlip({ hot: true, shards: 16 }, rate(0, 600), SETTINGS, true)).toBeNull();
   });
 });
+
+describe("predicted splits of a new item", () => {
+  it("forecasts from the whole seconds the head has seen, from its third second on", () => {
+    const settings = { ...VIRAL, predictSeconds: 5 };
+    expect(splitSecond(() => 40, { ...settings, predictSeconds: 0 })).toBe(5);
+    expect(splitSecond(() => 40, settings)).toBe(3);
+    expect(splitSecond(() => 20, settings, 30)).toBeNull();
+  });
+});
