@@ -25,12 +25,24 @@ export function splitAt(samples: readonly HeadSample[]): HeadSample | null {
   return samples.find((s) => s.hot) ?? null;
 }
 
-/** Writes the head applied in each whole second of the ramp, from its sampled cumulative counter. */
+/**
+ * Writes the head applied in each whole second of the ramp, from its sampled
+ * cumulative counter, taken as linear between samples: a sample that came
+ * late (the admin read queued behind the load) spreads its writes over the
+ * time since the previous one instead of piling them into one second.
+ */
 export function headWritesPerSecond(samples: readonly HeadSample[]): number[] {
-  const ramp = samples.filter((s) => s.t > 0);
-  const end = Math.ceil(Math.max(0, ...ramp.map((s) => s.t)) / 1000);
-  const appliedBy = (ms: number) => [...samples].reverse().find((s) => s.t <= ms)?.applied ?? 0;
-  return Array.from({ length: end }, (_, second) => appliedBy((second + 1) * 1000) - appliedBy(second * 1000));
+  const sorted = [...samples].sort((a, b) => a.t - b.t);
+  const end = Math.ceil(Math.max(0, ...sorted.map((s) => s.t)) / 1000);
+  const appliedAt = (ms: number): number => {
+    const after = sorted.findIndex((s) => s.t >= ms);
+    if (after < 0) return sorted.at(-1)?.applied ?? 0;
+    const b = sorted[after]!;
+    const a = sorted[after - 1];
+    if (!a || b.t === a.t) return b.applied;
+    return a.applied + ((b.applied - a.applied) * (ms - a.t)) / (b.t - a.t);
+  };
+  return Array.from({ length: end }, (_, second) => Math.round(appliedAt((second + 1) * 1000) - appliedAt(second * 1000)));
 }
 
 type Scaling = { scale: number; capacity: number; objectCapacity: number; settings: Record<string, string> };

@@ -1,4 +1,4 @@
-// `npm run bench -- --scenario viral [--steps 6] [--step-seconds 2] [--liker-rate 4]`:
+// `npm run bench -- --scenario viral [--steps 6] [--step-seconds 2] [--liker-rate 2] [--hot-rate 10]`:
 // one item goes viral. Its like rate doubles every step (1, 2, 4 ... 32
 // concurrent likers, each paced to --liker-rate likes a second, every like
 // from a new user), under the hot-item thresholds scaled for one machine
@@ -32,9 +32,9 @@ const PRODUCTION_HOT_RATE = 1_000;
  */
 const OBJECT_WRITES_PER_SEC = 500;
 
-/** The thresholds of one machine: hot past 30 writes/s over 5 s, 8 children; no cooling within a run. */
-const SCALED = {
-  HOT_WRITES_PER_SEC: "30",
+/** The thresholds of one machine: hot past --hot-rate writes/s over 5 s, 8 children; no cooling within a run. */
+const scaledVars = (hotRate: number) => ({
+  HOT_WRITES_PER_SEC: String(hotRate),
   HOT_WINDOW_SECONDS: "5",
   HOT_SHARDS: "8",
   HOT_PREDICT_SECONDS: "5",
@@ -42,7 +42,7 @@ const SCALED = {
   COOL_WINDOW_SECONDS: "600",
   RATE_LIMIT_PER_MINUTE: "100000000",
   RATE_LIMIT_PER_DAY: "100000000",
-};
+});
 const MODE_VARS: Record<Mode, Record<string, string>> = {
   reactive: { HOT_PREDICT_SECONDS: "0" },
   predicted: {},
@@ -63,7 +63,8 @@ export async function runViralBench(argv: readonly string[], outDir: string): Pr
       scenario: { type: "string" },
       steps: { type: "string", default: "6" },
       "step-seconds": { type: "string", default: "2" },
-      "liker-rate": { type: "string", default: "4" },
+      "liker-rate": { type: "string", default: "2" },
+      "hot-rate": { type: "string", default: "10" },
       out: { type: "string", default: outDir },
     },
     allowPositionals: false,
@@ -72,35 +73,41 @@ export async function runViralBench(argv: readonly string[], outDir: string): Pr
   const steps = Number(values.steps);
   const stepSeconds = Number(values["step-seconds"]);
   const likerRate = Number(values["liker-rate"]);
+  const hotRate = Number(values["hot-rate"]);
+  if (!(hotRate >= 1 && hotRate <= PRODUCTION_HOT_RATE)) {
+    console.error(`--hot-rate takes 1 to ${PRODUCTION_HOT_RATE} writes a second`);
+    return 2;
+  }
   if (!Number.isInteger(steps) || steps < 1 || steps > 8 || !(stepSeconds >= 1 && stepSeconds <= 30) || !(likerRate > 0 && likerRate <= 50)) {
     console.error("--steps takes 1 to 8 (up to 128 likers), --step-seconds 1 to 30, --liker-rate (likes a second per liker) up to 50");
     return 2;
   }
-  const scale = Number(SCALED.HOT_WRITES_PER_SEC) / PRODUCTION_HOT_RATE;
+  const settings = scaledVars(hotRate);
+  const scale = hotRate / PRODUCTION_HOT_RATE;
   const capacity = OBJECT_WRITES_PER_SEC * scale;
   const results: ModeResult[] = [];
   for (const mode of MODES) {
     console.error(`${mode}: starting plaudit with a fresh state folder...`);
-    const result = await runMode(mode, steps, stepSeconds, likerRate);
+    const result = await runMode({ ...settings, ...MODE_VARS[mode] }, mode, { steps, stepSeconds, likerRate });
     const perSecond = headWritesPerSecond(result.samples);
     results.push({ ...result, headPerSecond: perSecond, simulated: simulateQueue(perSecond, capacity) });
   }
-  printViral(results, { scale, capacity, objectCapacity: OBJECT_WRITES_PER_SEC, settings: SCALED });
+  printViral(results, { scale, capacity, objectCapacity: OBJECT_WRITES_PER_SEC, settings });
   mkdirSync(String(values.out), { recursive: true });
   const file = join(String(values.out), `viral-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
   const environment = { cpus: `${cpus().length} x ${cpus()[0]?.model ?? "unknown"}`, loadavg: loadavg(), node: process.version };
   const passed = results.every((r) => r.exact);
-  writeFileSync(file, JSON.stringify({ scenario: "viral", passed, environment, settings: SCALED, capacity, scale, results }, null, 2));
+  writeFileSync(file, JSON.stringify({ scenario: "viral", passed, environment, settings, capacity, scale, results }, null, 2));
   console.log(`report: ${file}`);
   return passed ? 0 : 1;
 }
 
 type RunResult = Omit<ModeResult, "headPerSecond" | "simulated">;
 
-async function runMode(mode: Mode, steps: number, stepSeconds: number, likerRate: number): Promise<RunResult> {
-  const server = await startServer({ vars: { ...SCALED, ...MODE_VARS[mode] } });
+async function runMode(vars: Record<string, string>, mode: Mode, opts: RampOptions): Promise<RunResult> {
+  const server = await startServer({ vars });
   let exact = false;
-  const http = new HttpClient(server.url, 2 ** (steps - 1) + 4);
+  const http = new HttpClient(server.url, 2 ** (opts.steps - 1) + 4);
   try {
     const service = await serviceToken(server.secret);
     const [item] = idRange(1, 600_000_000n) as [string];
@@ -108,7 +115,9 @@ async function runMode(mode: Mode, steps: number, stepSeconds: number, likerRate
       const hinted = await http.request("POST", `/v1/admin/items/${ITEM_TYPE}/${item}/hot`, { token: service });
       if (hinted.status !== 200) throw new Error(`the hint answered ${hinted.status}`);
     }
-    const samples: HeadSample[] = [];
+    // Taken at 0: a hinted item is split before the ramp's first like.
+    const before = await headSample(http, service, item, 0);
+    const samples: HeadSample[] = before ? [before] : [];
     const started = performance.now();
     let sampling = true;
     const sampler = (async () => {
@@ -118,7 +127,7 @@ async function runMode(mode: Mode, steps: number, stepSeconds: number, likerRate
         await sleep(SAMPLE_MS);
       }
     })();
-    const { stepResults, liked, unknown } = await ramp(http, item, server.secret, started, { steps, stepSeconds, likerRate });
+    const { stepResults, liked, unknown } = await ramp(http, item, server.secret, started, opts);
     sampling = false;
     await sampler;
     exact = await converged(http, service, item, liked, unknown);
