@@ -25,10 +25,10 @@ type Mode = (typeof MODES)[number];
 /** The production threshold the bench's is scaled from (shared/config.ts). */
 const PRODUCTION_HOT_RATE = 1_000;
 /**
- * One object's capacity for writing requests: 200 to 500 a second
- * (docs/hot-items.md, after Cloudflare's Durable Objects limits page: about
- * 1,000 requests a second, fewer when each one writes). The upper figure,
- * so the simulation flatters the single object.
+ * One object's capacity for writing requests: 200 to 500 a second (a soft
+ * limit of about 1,000 requests a second, fewer with storage writes: the
+ * platform figures of DESIGN.md and docs/hot-items.md). The upper figure, so
+ * the simulation flatters the single object.
  */
 const OBJECT_WRITES_PER_SEC = 500;
 
