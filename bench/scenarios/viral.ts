@@ -27,7 +27,7 @@ const PRODUCTION_HOT_RATE = 1_000;
 /**
  * One object's capacity for writing requests: 200 to 500 a second (a soft
  * limit of about 1,000 requests a second, fewer with storage writes: the
- * platform figures of DESIGN.md and docs/hot-items.md). The upper figure, so
+ * platform figures of docs/hot-items.md). The upper figure, so
  * the simulation flatters the single object.
  */
 const OBJECT_WRITES_PER_SEC = 500;
