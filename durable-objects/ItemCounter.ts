@@ -371,14 +371,15 @@ export class ItemCounter extends DurableObject<Env> {
   }
 
   #setPlacement(placement: Placement): void {
+    const grown = this.#state.placement.hot && placement.hot;
     this.#state = { ...this.#state, placement };
     if (placement.hot) {
       this.#rate.restart(Date.now());
       this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
       this.handover.run();
     }
-    log("info", placement.hot ? "item_split" : "item_merged", { shards: placement.shards });
-    metrics.count(placement.hot ? "shard_splits_total" : "shard_merges_total");
+    log("info", grown ? "item_grown" : placement.hot ? "item_split" : "item_merged", { shards: placement.shards });
+    metrics.count(grown ? "shard_growths_total" : placement.hot ? "shard_splits_total" : "shard_merges_total");
     this.#reportHot(Date.now());
   }
 

@@ -142,6 +142,13 @@ export const ConfigSchema = z.object({
   HOT_PREDICT_LEVEL_SMOOTHING: numberVar(0.5).pipe(z.number().gt(0).lte(1)),
   HOT_PREDICT_TREND_SMOOTHING: numberVar(0.5).pipe(z.number().gt(0).lte(1)),
   HOT_PREDICT_FLOOR: numberVar(0.1),
+  /**
+   * A hot item's N grows fourfold (16, 64, 256, 1,024) once its children
+   * have averaged HOT_GROW_WRITES_PER_CHILD each over a hot window, up to
+   * HOT_MAX_SHARDS; it never shrinks (docs/hot-items.md).
+   */
+  HOT_GROW_WRITES_PER_CHILD: numberVar(300),
+  HOT_MAX_SHARDS: numberVar(1024, 1).transform(Math.floor),
   /** A hot item cools back to its head under COOL_WRITES_PER_SEC for COOL_WINDOW_SECONDS. */
   COOL_WRITES_PER_SEC: numberVar(100),
   COOL_WINDOW_SECONDS: numberVar(3600, 1),

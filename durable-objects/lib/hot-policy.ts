@@ -17,7 +17,14 @@ export type HotSettings = {
   trendSmoothing: number;
   /** The forecast counts only once the last whole second reached this share of `hotRate`. */
   predictFloor: number;
+  /** A hot item's N grows by GROWTH once its children averaged this many writes a second each over a hot window... */
+  growRate: number;
+  /** ...up to this N. */
+  maxShards: number;
 };
+
+/** How much an item's N grows in one step: 16, 64, 256, 1,024. */
+export const GROWTH = 4;
 
 /** What the head knows of its write rate when it decides. */
 export type RateView = {
@@ -32,18 +39,30 @@ export type RateView = {
 /**
  * The hot/cool decision, pure. A cold item turns hot when the host app hinted
  * it, when its rate stayed at `hotRate` over `hotWindow` seconds, or when the
- * forecast says the next hot window will average `hotRate`. A hot item cools
- * after its rate stayed under `coolRate` for `coolWindow` seconds. Returns the
- * new placement when it changes, else null.
+ * forecast says the next hot window will average `hotRate`. A hot item's N
+ * grows when its children near their capacity; it cools after its rate
+ * stayed under `coolRate` for `coolWindow` seconds. Returns the new placement
+ * when it changes, else null.
  */
 export function decideFlip(current: Placement, rate: RateView, settings: HotSettings, hinted = false): Placement | null {
   if (!current.hot) {
     if (!hinted && !sustainedHot(rate, settings) && !forecastHot(rate, settings)) return null;
-    // WARNING: an item's N is fixed once chosen: the same children serve every hot period.
+    // An item keeps the N it grew to: every hot period uses the same map, and a recorded home is never recomputed.
     return { hot: true, shards: current.shards > 0 ? current.shards : settings.shards };
   }
+  if (grows(current, rate, settings)) return { hot: true, shards: current.shards * GROWTH };
   if (hinted || rate.observedSeconds < settings.coolWindow || rate.perSecond(settings.coolWindow) >= settings.coolRate) return null;
   return { hot: false, shards: current.shards };
+}
+
+/**
+ * Whether a hot item's children are near their capacity: a whole hot window
+ * since the item split or last grew, averaging `growRate` writes a second
+ * per child, with room under `maxShards`.
+ */
+function grows(current: Placement, rate: RateView, settings: HotSettings): boolean {
+  if (current.shards * GROWTH > settings.maxShards || rate.observedSeconds < settings.hotWindow) return false;
+  return rate.perSecond(settings.hotWindow) >= settings.growRate * current.shards;
 }
 
 function sustainedHot(rate: RateView, settings: HotSettings): boolean {
@@ -102,6 +121,8 @@ export function hotSettings(settings: Config): HotSettings {
     levelSmoothing: settings.HOT_PREDICT_LEVEL_SMOOTHING,
     trendSmoothing: settings.HOT_PREDICT_TREND_SMOOTHING,
     predictFloor: settings.HOT_PREDICT_FLOOR,
+    growRate: settings.HOT_GROW_WRITES_PER_CHILD,
+    maxShards: settings.HOT_MAX_SHARDS,
   };
 }
 

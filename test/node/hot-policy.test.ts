@@ -12,6 +12,8 @@ const SETTINGS: HotSettings = {
   levelSmoothing: 0.5,
   trendSmoothing: 0.5,
   predictFloor: 0.1,
+  growRate: 1000,
+  maxShards: 1024,
 };
 /** A rate that is `perSecond` over any window and in every second, measured for `observedSeconds`. */
 const rate = (perSecond: number, observedSeconds: number) => ({
@@ -45,7 +47,8 @@ describe("the hot/cool decision", () => {
     const view = { ...rate(0, 100), perSecond: (seconds: number) => (asked.push(seconds), 0) };
     decideFlip({ hot: false, shards: 0 }, view, SETTINGS);
     decideFlip({ hot: true, shards: 16 }, view, SETTINGS);
-    expect(asked).toEqual([10, 60]);
+    // A hot item reads the hot window too: its growth is measured over it.
+    expect(asked).toEqual([10, 10, 60]);
   });
 
   it("checks a hot item's cooling after one cool window, at least once a minute", () => {
@@ -131,5 +134,29 @@ describe("predicted splits of a new item", () => {
     expect(splitSecond(() => 40, { ...settings, predictSeconds: 0 })).toBe(5);
     expect(splitSecond(() => 40, settings)).toBe(3);
     expect(splitSecond(() => 20, settings, 30)).toBeNull();
+  });
+});
+
+describe("an item's N that grows", () => {
+  const GROWING: HotSettings = { ...SETTINGS, growRate: 50 };
+
+  it("grows a hot item's N fourfold once its children averaged the growth rate each over a hot window", () => {
+    expect(decideFlip({ hot: true, shards: 16 }, rate(800, 10), GROWING)).toEqual({ hot: true, shards: 64 });
+    expect(decideFlip({ hot: true, shards: 64 }, rate(3200, 10), GROWING)).toEqual({ hot: true, shards: 256 });
+  });
+
+  it("waits for a whole hot window since the split or the last growth, and for the rate", () => {
+    expect(decideFlip({ hot: true, shards: 16 }, rate(800, 9.9), GROWING)).toBeNull();
+    expect(decideFlip({ hot: true, shards: 16 }, rate(799, 100), GROWING)).toBeNull();
+  });
+
+  it("stops at the largest N", () => {
+    expect(decideFlip({ hot: true, shards: 1024 }, rate(1e9, 100), GROWING)).toBeNull();
+    expect(decideFlip({ hot: true, shards: 16 }, rate(1e9, 100), { ...GROWING, maxShards: 63 })).toBeNull();
+  });
+
+  it("keeps the grown N through cooling and the next hot period", () => {
+    expect(decideFlip({ hot: true, shards: 64 }, rate(0, 600), GROWING)).toEqual({ hot: false, shards: 64 });
+    expect(decideFlip({ hot: false, shards: 64 }, rate(100, 10), GROWING)).toEqual({ hot: true, shards: 64 });
   });
 });
