@@ -11,7 +11,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { scenarioArgs } from "../options";
 import { HttpClient } from "../lib/http";
 import { idRange, ITEM_TYPE, serviceToken, toggle, userTokens } from "../lib/plaudit";
 import { simulateQueue } from "../lib/queue-sim";
@@ -51,24 +51,12 @@ const MODE_VARS: Record<Mode, Record<string, string>> = {
 const SAMPLE_MS = 250;
 const CONVERGE_MS = 60_000;
 
-export function isViralRun(argv: readonly string[]): boolean {
-  const at = argv.indexOf("--scenario");
-  return at >= 0 && argv[at + 1] === "viral";
-}
-
 export async function runViralBench(argv: readonly string[], outDir: string): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      scenario: { type: "string" },
-      steps: { type: "string", default: "6" },
-      "step-seconds": { type: "string", default: "2" },
-      "liker-rate": { type: "string", default: "2" },
-      "hot-rate": { type: "string", default: "10" },
-      out: { type: "string", default: outDir },
-    },
-    allowPositionals: false,
-    strict: false,
+  const values = scenarioArgs(argv, outDir, {
+    steps: { type: "string", default: "6" },
+    "step-seconds": { type: "string", default: "2" },
+    "liker-rate": { type: "string", default: "2" },
+    "hot-rate": { type: "string", default: "10" },
   });
   const steps = Number(values.steps);
   const stepSeconds = Number(values["step-seconds"]);
