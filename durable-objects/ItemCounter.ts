@@ -197,10 +197,7 @@ export class ItemCounter extends DurableObject<Env> {
     return (await this.#work.submit({ report: { index, report } })) as Placement;
   }
 
-  /**
-   * The host app expects this item to be hot: split it now, before its likes
-   * come; it cools like any other if they never do. Answered after the commit.
-   */
+  /** The host app expects this item to be hot: split now, before its likes come (it cools if they never do). */
   async expectHot(): Promise<Placement> {
     return (await this.#work.submit({ hint: true })) as Placement;
   }
