@@ -37,8 +37,8 @@ const HOT_BINDINGS = {
  */
 const GROW_BINDINGS = { ...HOT_BINDINGS, HOT_GROW_WRITES_PER_CHILD: "2", HOT_MAX_SHARDS: "16", SHARD_MAP_TTL_MS: "0" };
 
-/** The feed and pipeline tests again, with counts spread over two D1 databases (K = 2). */
-const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2" };
+/** The feed and pipeline tests again, with counts spread over two D1 databases (K = 2) and emissions over two queues (Q = 2). */
+const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2", EVENT_QUEUES: "2" };
 
 function workerdProject(name: string, include: string[], bindings: Record<string, string>) {
   return {
@@ -94,6 +94,8 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: ["test/node/**/*.test.ts"],
+          // Generous, as for the workerd projects: child processes (wrangler, promtool, redocly) are slow on a busy machine.
+          testTimeout: 60_000,
         },
       },
     ],

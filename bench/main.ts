@@ -213,7 +213,8 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
     idle,
   };
   console.log(summaryTable(report));
-  console.log(costsTable(writeCosts, idle));
+  // A read scenario's only likes are the lag probe's: a per-like figure from them would mislead.
+  if (scenario.mix.some((m) => m.op.kind === "write")) console.log(costsTable(writeCosts, idle));
   if (hotItem) {
     console.log(
       `hot item ${hotItem.item}: ${hotItem.hot ? `split into ${hotItem.shards} children` : "not split"}; ` +

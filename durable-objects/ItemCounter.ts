@@ -17,6 +17,7 @@ import { emptyHeadState, loadHeadState, writeHeadState, type HeadState } from ".
 import { decideFlip, hotSettings, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "./lib/hot-policy";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
+import { eventQueueFor } from "./lib/event-queues";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { UniqueViewers } from "./lib/unique-viewers";
 import { WriteRate } from "./lib/write-rate";
@@ -150,7 +151,7 @@ export class ItemCounter extends DurableObject<Env> {
     this.#events = new EventCounters(this.#storage.sql, () => this.#schema.ready);
     // The head is named by its item key (`post:123`), which the runtime gives back as ctx.id.name.
     const name = ctx.id.name;
-    this.emitter = new Emitter(ctx, this.#storage, env.EVENTS, {
+    this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {
       ns: "ITEM_COUNTER",
       ready: () => this.#schema.ready,
       identity: () => (name ? { name, item: name } : null),

@@ -127,6 +127,13 @@ export const ConfigSchema = z.object({
    * emit again. Copy the rows to their new databases before changing it.
    */
   COUNT_DATABASES: numberVar(1, 1).transform(Math.floor),
+  /**
+   * Q: how many queues carry the objects' emissions, bound as EVENTS,
+   * EVENTS_1, ... EVENTS_{Q-1} (each with its consumer and dead-letter queue
+   * in wrangler.toml). One queue takes about 5,000 messages a second; raise Q
+   * before that (docs/capacity.md). Safe to change on a live deployment.
+   */
+  EVENT_QUEUES: numberVar(1, 1).transform(Math.floor),
   /** An item is hot past HOT_WRITES_PER_SEC sustained over HOT_WINDOW_SECONDS; it then writes through HOT_SHARDS children. */
   HOT_WRITES_PER_SEC: numberVar(1000),
   HOT_WINDOW_SECONDS: numberVar(10, 1),
