@@ -29,6 +29,14 @@ const HOT_BINDINGS = {
   SHARD_MAP_TTL_MS: "5000",
 };
 
+/**
+ * Growth tests: the hot-item settings, with children near their capacity at
+ * 2 writes a second each, so a burst grows an item from N = 4 to 16 (and no
+ * further), and no shard map cached, so every new edge learns the item's
+ * current N from its head.
+ */
+const GROW_BINDINGS = { ...HOT_BINDINGS, HOT_GROW_WRITES_PER_CHILD: "2", HOT_MAX_SHARDS: "16", SHARD_MAP_TTL_MS: "0" };
+
 /** The feed and pipeline tests again, with counts spread over two D1 databases (K = 2) and emissions over two queues (Q = 2). */
 const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2", EVENT_QUEUES: "2" };
 
@@ -78,6 +86,7 @@ export default defineConfig({
     projects: [
       workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS),
       workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS),
+      workerdProject("grow", ["test/grow/**/*.test.ts"], GROW_BINDINGS),
       workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts"], TWO_DATABASES),
       {
         // Checks that need Node rather than workerd (tools that compile code at run time, child processes).

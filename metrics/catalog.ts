@@ -20,6 +20,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_d1_rows_written_total: "Rows D1 wrote, from its result meta, by caller.",
   plaudit_shard_splits_total: "Items that turned hot and began writing to their shards.",
   plaudit_shard_merges_total: "Hot items that cooled and went back to writing at their head.",
+  plaudit_shard_growths_total: "Hot items whose N grew fourfold because their children neared their capacity.",
   plaudit_hot_item_shards: "Shard count of a hot item, per item; disappears when no longer reported.",
   plaudit_hot_item_writes_per_second: "Write rate of a hot item, per item; disappears when no longer reported.",
   plaudit_outbox_enqueued_total: "Changes written to an object's outbox, by object kind.",

@@ -138,6 +138,24 @@ export const ConfigSchema = z.object({
   HOT_WRITES_PER_SEC: numberVar(1000),
   HOT_WINDOW_SECONDS: numberVar(10, 1),
   HOT_SHARDS: numberVar(16, 1).transform(Math.floor),
+  /**
+   * Predicted splits (docs/hot-items.md): the head also splits when Holt's
+   * smoothing of its last HOT_PREDICT_SECONDS one-second write counts
+   * forecasts HOT_WRITES_PER_SEC or more over the next hot window, once the
+   * last second reached HOT_PREDICT_FLOOR of that rate. 0 seconds turns
+   * prediction off (the reactive rule alone).
+   */
+  HOT_PREDICT_SECONDS: numberVar(5).transform(Math.floor),
+  HOT_PREDICT_LEVEL_SMOOTHING: numberVar(0.5).pipe(z.number().gt(0).lte(1)),
+  HOT_PREDICT_TREND_SMOOTHING: numberVar(0.5).pipe(z.number().gt(0).lte(1)),
+  HOT_PREDICT_FLOOR: numberVar(0.1),
+  /**
+   * A hot item's N grows fourfold (16, 64, 256, 1,024) once its children
+   * have averaged HOT_GROW_WRITES_PER_CHILD each over a hot window, up to
+   * HOT_MAX_SHARDS; it never shrinks (docs/hot-items.md).
+   */
+  HOT_GROW_WRITES_PER_CHILD: numberVar(300),
+  HOT_MAX_SHARDS: numberVar(1024, 1).transform(Math.floor),
   /** A hot item cools back to its head under COOL_WRITES_PER_SEC for COOL_WINDOW_SECONDS. */
   COOL_WRITES_PER_SEC: numberVar(100),
   COOL_WINDOW_SECONDS: numberVar(3600, 1),

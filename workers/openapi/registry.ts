@@ -39,6 +39,7 @@ import { config } from "../../shared/config";
 import { limitsView } from "../limits/tiers";
 import { LiveServerMessage } from "../../shared/live";
 import type { Endpoint } from "./endpoint";
+import { HOT_ENDPOINTS } from "./hot-endpoints";
 import { PRIVACY_ENDPOINTS } from "./privacy-endpoints";
 
 const AS_OF = "2026-11-30T09:00:00.000Z";
@@ -445,4 +446,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: [503],
   },
   ...PRIVACY_ENDPOINTS,
+  ...HOT_ENDPOINTS,
 ];
