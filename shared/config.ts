@@ -161,6 +161,17 @@ export const ConfigSchema = z.object({
   METRICS_PUBLIC: flag,
   /** Requests slower than this are logged, one JSON line each. */
   SLOW_REQUEST_MS: numberVar(1_000),
+  /**
+   * Deadlines on every dependency: a store or an object that accepts a call
+   * and never answers must hold neither a request nor a queue consumer.
+   */
+  D1_TIMEOUT_MS: numberVar(2_000, 1),
+  CENTRAL_STORE_TIMEOUT_MS: numberVar(2_000, 1),
+  OBJECT_CALL_TIMEOUT_MS: numberVar(5_000, 1),
+  QUEUE_SEND_TIMEOUT_MS: numberVar(2_000, 1),
+  /** A store's circuit breaker opens after BREAKER_FAILURES failures in a row and lets one probe through after BREAKER_OPEN_MS. */
+  BREAKER_FAILURES: numberVar(5, 1).transform(Math.floor),
+  BREAKER_OPEN_MS: numberVar(10_000, 1),
   /** The central store (ScyllaDB's Alternator API); empty turns it off and everything else still works. */
   ALTERNATOR_ENDPOINT: z.string().trim().default(""),
   ALTERNATOR_TABLE_PREFIX: z.string().default("plaudit_"),

@@ -31,7 +31,7 @@ async function corrupt(item: string, d1Likes: number, centralLikes: number): Pro
   await countDatabaseFor(env, item).prepare("UPDATE item_counts SET likes = ? WHERE item_type = ? AND item_id = ?")
     .bind(d1Likes, type, id)
     .run();
-  const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });
+  const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t", timeoutMs: 5_000 });
   await db.call("UpdateItem", {
     TableName: "plaudit_counters",
     Key: { item: { S: item } },

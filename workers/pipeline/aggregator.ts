@@ -68,8 +68,8 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
     [...byCountDatabase(env, snapshots, ({ key }) => key)].map(async ([db, group]) => {
       const fresh = new Map(group.map(({ key: item, planned }) => [item, planned.value]));
       try {
-        await writeSnapshots(db, fresh);
-        for (const [item, snapshot] of await writeHistory(db, fresh)) newest.set(item, snapshot);
+        await writeSnapshots(env, db, fresh);
+        for (const [item, snapshot] of await writeHistory(env, db, fresh)) newest.set(item, snapshot);
       } catch (error) {
         for (const { planned } of group) fail(planned, error, "d1");
       }

@@ -1,7 +1,7 @@
 import type { Counts } from "../../shared/counters";
 import type { CountSnapshot } from "../../shared/emissions";
 import { countDatabases } from "../lib/count-databases";
-import { executeBatch, queryAll } from "../lib/d1";
+import { d1 } from "../lib/d1";
 import { readStoredCounts as readMany, splitItem } from "../lib/stored-counts";
 
 export { splitItem };
@@ -18,11 +18,9 @@ const UPSERT = `INSERT INTO item_counts (item_type, item_id, likes, views, share
     WHERE excluded.seq > item_counts.seq`;
 
 /** Writes one database's share of a batch's snapshots in one `batch()` (one transaction). */
-export async function writeSnapshots(db: D1Database, snapshots: ReadonlyMap<string, CountSnapshot>, now = Date.now()): Promise<void> {
+export async function writeSnapshots(env: Env, db: D1Database, snapshots: ReadonlyMap<string, CountSnapshot>, now = Date.now()): Promise<void> {
   const statement = db.prepare(UPSERT);
-  await executeBatch(
-    "aggregator",
-    db,
+  await d1(env, db, "aggregator").batch(
     [...snapshots].map(([item, { seq, counts }]) => statement.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now)),
   );
 }
@@ -39,8 +37,7 @@ export async function readStoredCounts(env: Env, item: string): Promise<{ seq: n
 export async function recentItems(env: Env, since: number, limit: number): Promise<string[]> {
   const perDatabase = await Promise.all(
     countDatabases(env).map((db) =>
-      queryAll<{ item_type: string; item_id: string; updated_at: number }>(
-        "reconcile",
+      d1(env, db, "reconcile").all<{ item_type: string; item_id: string; updated_at: number }>(
         db.prepare("SELECT item_type, item_id, updated_at FROM item_counts WHERE updated_at >= ? ORDER BY updated_at DESC LIMIT ?").bind(since, limit),
       ),
     ),

@@ -1,7 +1,7 @@
 import { log } from "../../shared/log";
 import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
-import { execute } from "../lib/d1";
+import { d1 } from "../lib/d1";
 import { itemCounter } from "../lib/objects";
 import { centralStore } from "./central-tables";
 import { readStoredCounts, recentItems } from "./d1-store";
@@ -81,8 +81,7 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     for (const { difference } of drifted) summary.maxDifference = Math.max(summary.maxDifference, difference);
   }
 
-  await execute(
-    "reconcile",
+  await d1(env, env.DB, "reconcile").run(
     env.DB.prepare(
       `INSERT INTO reconciliation_runs
          (started_at, finished_at, items_checked, items_repaired, items_lagging, d1_drift, central_drift, max_difference)
