@@ -172,6 +172,14 @@ export const ConfigSchema = z.object({
   /** A store's circuit breaker opens after BREAKER_FAILURES failures in a row and lets one probe through after BREAKER_OPEN_MS. */
   BREAKER_FAILURES: numberVar(5, 1).transform(Math.floor),
   BREAKER_OPEN_MS: numberVar(10_000, 1),
+  /**
+   * Each reconciliation run (cron, every 5 minutes) checks the items changed
+   * in the last 15 minutes (at most RECONCILE_RECENT_ITEMS) and the next
+   * RECONCILE_SWEEP_ITEMS of its walk over every item ever counted
+   * (docs/operations.md: how long a pass takes).
+   */
+  RECONCILE_RECENT_ITEMS: numberVar(200).transform(Math.floor),
+  RECONCILE_SWEEP_ITEMS: numberVar(1_000).transform(Math.floor),
   /** The central store (ScyllaDB's Alternator API); empty turns it off and everything else still works. */
   ALTERNATOR_ENDPOINT: z.string().trim().default(""),
   ALTERNATOR_TABLE_PREFIX: z.string().default("plaudit_"),

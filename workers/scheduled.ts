@@ -6,5 +6,8 @@ import { reconcile } from "./pipeline/reconcile";
 export async function scheduled(_controller: ScheduledController, env: Env, ctx?: ExecutionContext): Promise<void> {
   const summary = await reconcile(env);
   metrics.gauge("reconciliation_drift_ratio", {}, summary.itemsChecked === 0 ? 0 : summary.itemsRepaired / summary.itemsChecked);
+  metrics.gauge("reconciliation_relative_drift", {}, summary.maxRelativeDrift);
+  metrics.count("reconciliation_items_checked_total", {}, summary.itemsChecked);
+  metrics.gauge("reconciliation_oldest_check_seconds", {}, Math.max(0, Date.now() - summary.oldestCheckAt) / 1000);
   if (ctx) scheduleFlush(env, ctx);
 }

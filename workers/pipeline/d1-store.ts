@@ -1,6 +1,7 @@
 import type { Counts } from "../../shared/counters";
 import type { CountSnapshot } from "../../shared/emissions";
 import { countDatabases } from "../lib/count-databases";
+import { indexDraw } from "../../shared/item-index";
 import { d1 } from "../lib/d1";
 import { readStoredCounts as readMany, splitItem } from "../lib/stored-counts";
 
@@ -17,12 +18,27 @@ const UPSERT = `INSERT INTO item_counts (item_type, item_id, likes, views, share
         seq = excluded.seq, updated_at = excluded.updated_at
     WHERE excluded.seq > item_counts.seq`;
 
-/** Writes one database's share of a batch's snapshots in one `batch()` (one transaction). */
-export async function writeSnapshots(env: Env, db: D1Database, snapshots: ReadonlyMap<string, CountSnapshot>, now = Date.now()): Promise<void> {
-  const statement = db.prepare(UPSERT);
-  await d1(env, db, "aggregator").batch(
-    [...snapshots].map(([item, { seq, counts }]) => statement.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now)),
-  );
+/** An item counted for the first time enters the index; after that the statement writes nothing. */
+const INDEX = "INSERT OR IGNORE INTO item_index (draw, item) VALUES (?, ?)";
+
+/**
+ * Writes one database's share of a batch in one `batch()` (one transaction):
+ * the snapshots of the items it holds the counts of, and the index rows of
+ * the items it indexes (`indexed`, items whose counts live in another database).
+ */
+export async function writeSnapshots(
+  env: Env,
+  db: D1Database,
+  snapshots: ReadonlyMap<string, CountSnapshot>,
+  indexed: readonly string[] = [...snapshots.keys()],
+  now = Date.now(),
+): Promise<void> {
+  const upsert = db.prepare(UPSERT);
+  const index = db.prepare(INDEX);
+  await d1(env, db, "aggregator").batch([
+    ...[...snapshots].map(([item, { seq, counts }]) => upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now)),
+    ...indexed.map((item) => index.bind(indexDraw(item), item)),
+  ]);
 }
 
 /** The item's stored snapshot, from the database that holds it (for reconciliation and the tests). */
