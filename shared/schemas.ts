@@ -52,6 +52,14 @@ export const SaveResponse = z.object({
 });
 export type SaveResponse = z.infer<typeof SaveResponse>;
 
+/**
+ * A like, unlike, save or unsave accepted while the user's object could not
+ * be reached in time (202): kept as an intent and applied once the object is
+ * back, unless the user acted on the item since or a limit refuses it then.
+ */
+export const PendingToggleResponse = z.object({ status: z.literal("pending") });
+export type PendingToggleResponse = z.infer<typeof PendingToggleResponse>;
+
 export const EventResponse = z.object({
   status: z.literal("counted"),
   count: ShownCount,

@@ -32,6 +32,7 @@ import {
   HistoryResponse,
   ItemRef,
   LikeResponse,
+  PendingToggleResponse,
   OpenApiDocumentResponse,
   SaveResponse,
 } from "../../shared/schemas";
@@ -44,6 +45,14 @@ import { PRIVACY_ENDPOINTS } from "./privacy-endpoints";
 const AS_OF = "2026-11-30T09:00:00.000Z";
 
 const ITEM_BODY = { schema: ItemRef, examples: { post: { item_id: "456", item_type: "post" } } };
+
+/** A toggle the user's object could not take in time: kept as an intent (docs/api.md, "Pending toggles"). */
+const PENDING = {
+  description:
+    "The user's object could not be reached in time: the change is kept as an intent and applied once the object is back, unless the user acted on the item since (the newer action wins) or a limit refuses it then. `has_liked` shows the outcome.",
+  schema: PendingToggleResponse,
+  examples: { pending: { status: "pending" } },
+};
 
 export const ENDPOINTS: readonly Endpoint[] = [
   {
@@ -65,6 +74,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       },
     },
     viewer: true,
+    accepted: PENDING,
     errors: [404, 429, 503],
   },
   {
@@ -85,6 +95,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       },
     },
     viewer: true,
+    accepted: PENDING,
     errors: [429, 503],
   },
   {
@@ -106,6 +117,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       },
     },
     viewer: true,
+    accepted: PENDING,
     errors: [404, 429, 503],
   },
   {
@@ -126,6 +138,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       },
     },
     viewer: true,
+    accepted: PENDING,
     errors: [429, 503],
   },
   {
