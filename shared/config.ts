@@ -106,6 +106,12 @@ export const ConfigSchema = z.object({
   READ_CACHE_MEMORY_TTL_MS: numberVar(1_000),
   READ_CACHE_EDGE_TTL_MS: numberVar(2_000),
   /**
+   * How long the Cache API keeps an item's counts as its last-known copy:
+   * fresh for READ_CACHE_EDGE_TTL_MS, then served (with X-Stale-Data) only
+   * when D1 and the item's object both fail, so a feed still shows numbers.
+   */
+  LAST_KNOWN_CACHE_SECONDS: numberVar(7 * 86_400, 1),
+  /**
    * How long an isolate trusts the item settings and blocks it read from D1:
    * a change made by the host app reaches every isolate within it.
    */
