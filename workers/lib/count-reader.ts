@@ -40,7 +40,13 @@ function ttls(env: Env) {
  * isolate share one store read (single flight). An item the store cannot
  * read is served from the last known value (stale), else it is null.
  */
-export async function readMany(rt: Runtime, keys: readonly string[], caller: string): Promise<Map<string, CountRead | null>> {
+export async function readMany(
+  rt: Runtime,
+  keys: readonly string[],
+  caller: string,
+  /** A batch falls back on the Cache API's last-known copy; a single read asks the item's object first. */
+  lastKnownCopy = true,
+): Promise<Map<string, CountRead | null>> {
   const now = Date.now();
   const reads = new Map<string, CountRead | null>();
   const waiting: [string, Flight][] = [];
@@ -60,7 +66,7 @@ export async function readMany(rt: Runtime, keys: readonly string[], caller: str
     }
   }
   await Promise.all([
-    loadOwn(rt, mine, caller, reads),
+    loadOwn(rt, mine, caller, reads, lastKnownCopy),
     ...waiting.map(async ([key, flight]) => {
       const shared = await waitForFlight(flight);
       if (shared) metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
@@ -76,7 +82,7 @@ export async function readMany(rt: Runtime, keys: readonly string[], caller: str
  * object; only when that fails too does this throw.
  */
 export async function readCounts(rt: Runtime, key: string, caller = "write_answer"): Promise<CountRead> {
-  const read = (await readMany(rt, [key], caller)).get(key);
+  const read = (await readMany(rt, [key], caller, false)).get(key);
   if (read) return read;
   try {
     const snapshot = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
@@ -90,11 +96,17 @@ export async function readCounts(rt: Runtime, key: string, caller = "write_answe
   }
 }
 
-async function loadOwn(rt: Runtime, mine: Map<string, Flight>, caller: string, reads: Map<string, CountRead | null>): Promise<void> {
+async function loadOwn(
+  rt: Runtime,
+  mine: Map<string, Flight>,
+  caller: string,
+  reads: Map<string, CountRead | null>,
+  lastKnownCopy: boolean,
+): Promise<void> {
   if (mine.size === 0) return;
   try {
     const loaded = await load(rt, [...mine.keys()], caller);
-    const unknown = [...mine.keys()].filter((key) => !loaded.has(key) && !memory.lastKnown(key));
+    const unknown = lastKnownCopy ? [...mine.keys()].filter((key) => !loaded.has(key) && !memory.lastKnown(key)) : [];
     const lastKnown = new Map(await Promise.all(unknown.map(async (key) => [key, await edgeLastKnownStale(key)] as const)));
     for (const [key, flight] of mine) {
       const read = loaded.get(key) ?? lastKnownStale(key) ?? lastKnown.get(key) ?? null;
