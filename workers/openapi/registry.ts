@@ -449,6 +449,11 @@ export const ENDPOINTS: readonly Endpoint[] = [
           drift_ratio: null,
           hot_item_count: 0,
           hot_items: [],
+          headroom: { queue_sends_per_second: 45.3, d1_queries_per_second: 12.8, d1_largest_database_bytes: 1_250_000_000, objects_overloaded: 0 },
+          breakers: [
+            { dependency: "central_store", open: false },
+            { dependency: "d1:DB", open: false },
+          ],
           alerts: [
             { name: "like_latency_p99", summary: "Like p99 latency is over 100 ms.", threshold: 0.1, value: 0.031, firing: false },
           ],
