@@ -54,6 +54,8 @@ function workerdProject(name: string, include: string[], bindings: Record<string
             ALTERNATOR_TABLE_PREFIX: "plaudit_",
             ALTERNATOR_REGION: "us-east-1",
             TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+            // A store that accepts and never answers (test/node/hanging-setup.ts).
+            TEST_HANGING_ENDPOINT: inject("hangingEndpoint"),
             // Tokens from an identity provider too: test/node/jwks-setup.ts serves its key sets.
             TEST_JWKS_SERVER: inject("jwksServer"),
             AUTH_JWKS_URL: `${inject("jwksServer")}/default/jwks.json`,
@@ -76,7 +78,7 @@ function workerdProject(name: string, include: string[], bindings: Record<string
       testTimeout: 30_000,
       include,
       setupFiles: ["./test/workers/setup.ts"],
-      globalSetup: ["./test/node/dynalite-setup.ts", "./test/node/jwks-setup.ts"],
+      globalSetup: ["./test/node/dynalite-setup.ts", "./test/node/jwks-setup.ts", "./test/node/hanging-setup.ts"],
     },
   };
 }

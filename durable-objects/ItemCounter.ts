@@ -153,6 +153,7 @@ export class ItemCounter extends DurableObject<Env> {
     const name = ctx.id.name;
     this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {
       ns: "ITEM_COUNTER",
+      sendTimeoutMs: config(env).QUEUE_SEND_TIMEOUT_MS,
       ready: () => this.#schema.ready,
       identity: () => (name ? { name, item: name } : null),
       counts: () => this.#total(),

@@ -98,6 +98,7 @@ export class ItemShard extends DurableObject<Env> {
     const name = ctx.id.name;
     this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {
       ns: "ITEM_SHARD",
+      sendTimeoutMs: config(env).QUEUE_SEND_TIMEOUT_MS,
       ready: () => this.#schema.ready,
       identity: () => (name && this.#state.item ? { name, item: this.#state.item } : null),
       settled: () => this.#settleAlarm(),

@@ -68,6 +68,8 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE rate;
     `,
   },
+  // When the user last acted on each edge (the time asked, in ms): a request asked earlier changes nothing (I6).
+  { id: 4, sql: "ALTER TABLE edges ADD COLUMN acted_at INTEGER NOT NULL DEFAULT 0" },
 ];
 
 /** How long a delivery waits for the item side before the alarm takes over. */
@@ -114,6 +116,8 @@ export class UserLikes extends DurableObject<Env> {
   readonly #persistDelivered: Soon;
   #retryAttempt = 0;
   #edgeLocks = new Map<string, Promise<void>>();
+  /** Test hook: toggles hang while set, then fail (an object that cannot be reached). */
+  readonly faults = { unreachable: false };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -137,6 +141,10 @@ export class UserLikes extends DurableObject<Env> {
   }
 
   async toggle(request: ToggleRequest): Promise<ToggleResult> {
+    if (this.faults.unreachable) {
+      while (this.faults.unreachable) await new Promise((resolve) => setTimeout(resolve, 20));
+      throw new Error("injected: the object could not be reached");
+    }
     const now = Date.now();
     const decision = decide(this.#toggleLimits(request.counter, request.limits), this.#tats, now);
     if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
@@ -148,9 +156,12 @@ export class UserLikes extends DurableObject<Env> {
       const sql = this.#storage.sql;
       this.#deleteDelivered();
       const current = sql
-        .exec<{ state: number }>("SELECT state FROM edges WHERE item = ? AND counter = ?", request.item, request.counter)
+        .exec<{ state: number; acted_at: number }>("SELECT state, acted_at FROM edges WHERE item = ? AND counter = ?", request.item, request.counter)
         .toArray()[0];
-      const changed = (current?.state ?? 0) !== want;
+      // Asked before the user's last action on this edge (a kept intent, a call that hung): it counts against the limits, changes nothing.
+      const superseded = (current?.acted_at ?? 0) > request.askedAt;
+      const changed = !superseded && (current?.state ?? 0) !== want;
+      const home = homeFor(request.user, cachedPlacement(request.item, now));
       const seq = changed ? this.#seq + 1 : this.#seq;
       sql.exec(
         `INSERT INTO state (id, user, inc, seq, tats) VALUES (1, ?, ?, ?, ?)
@@ -160,19 +171,16 @@ export class UserLikes extends DurableObject<Env> {
         seq,
         JSON.stringify(Object.fromEntries(tats)),
       );
-      if (!changed) return null;
+      if (superseded) return "superseded";
       // A new edge's home comes from the shard map this isolate knows; an
-      // existing edge keeps its home whatever the item's state now.
+      // existing edge keeps its home whatever the item's state now. Even an
+      // unchanged edge records when the user acted, so an older request never overrides it.
       sql.exec(
-        `INSERT INTO edges (item, counter, state, inc, seq, home) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (item, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq`,
-        request.item,
-        request.counter,
-        want,
-        this.#inc,
-        seq,
-        homeFor(request.user, cachedPlacement(request.item, now)),
+        `INSERT INTO edges (item, counter, state, inc, seq, home, acted_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (item, counter) DO UPDATE SET acted_at = max(acted_at, excluded.acted_at)${changed ? ", state = excluded.state, inc = excluded.inc, seq = excluded.seq" : ""}`,
+        ...[request.item, request.counter, want, this.#inc, seq, home, request.askedAt],
       );
+      if (!changed) return null;
       sql.exec(
         "INSERT INTO outbox (item, counter, state, inc, seq) VALUES (?, ?, ?, ?, ?)",
         request.item,
@@ -187,7 +195,7 @@ export class UserLikes extends DurableObject<Env> {
     });
     this.#tats = tats;
     this.#user = request.user;
-    if (written === null) return { kind: "unchanged" };
+    if (written === null || written === "superseded") return { kind: written ? "superseded" : "unchanged" };
     this.#seq = written.seq;
     metrics.count("outbox_enqueued_total", { object: "user_likes" });
     scheduleFlush(this.env, this.ctx);

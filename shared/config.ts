@@ -106,6 +106,12 @@ export const ConfigSchema = z.object({
   READ_CACHE_MEMORY_TTL_MS: numberVar(1_000),
   READ_CACHE_EDGE_TTL_MS: numberVar(2_000),
   /**
+   * How long the Cache API keeps an item's counts as its last-known copy:
+   * fresh for READ_CACHE_EDGE_TTL_MS, then served (with X-Stale-Data) only
+   * when D1 and the item's object both fail, so a feed still shows numbers.
+   */
+  LAST_KNOWN_CACHE_SECONDS: numberVar(7 * 86_400, 1),
+  /**
    * How long an isolate trusts the item settings and blocks it read from D1:
    * a change made by the host app reaches every isolate within it.
    */
@@ -186,6 +192,25 @@ export const ConfigSchema = z.object({
   METRICS_PUBLIC: flag,
   /** Requests slower than this are logged, one JSON line each. */
   SLOW_REQUEST_MS: numberVar(1_000),
+  /**
+   * Deadlines on every dependency: a store or an object that accepts a call
+   * and never answers must hold neither a request nor a queue consumer.
+   */
+  D1_TIMEOUT_MS: numberVar(2_000, 1),
+  CENTRAL_STORE_TIMEOUT_MS: numberVar(2_000, 1),
+  OBJECT_CALL_TIMEOUT_MS: numberVar(5_000, 1),
+  QUEUE_SEND_TIMEOUT_MS: numberVar(2_000, 1),
+  /** A store's circuit breaker opens after BREAKER_FAILURES failures in a row and lets one probe through after BREAKER_OPEN_MS. */
+  BREAKER_FAILURES: numberVar(5, 1).transform(Math.floor),
+  BREAKER_OPEN_MS: numberVar(10_000, 1),
+  /**
+   * Each reconciliation run (cron, every 5 minutes) checks the items changed
+   * in the last 15 minutes (at most RECONCILE_RECENT_ITEMS) and the next
+   * RECONCILE_SWEEP_ITEMS of its walk over every item ever counted
+   * (docs/operations.md: how long a pass takes).
+   */
+  RECONCILE_RECENT_ITEMS: numberVar(200).transform(Math.floor),
+  RECONCILE_SWEEP_ITEMS: numberVar(1_000).transform(Math.floor),
   /** The central store (ScyllaDB's Alternator API); empty turns it off and everything else still works. */
   ALTERNATOR_ENDPOINT: z.string().trim().default(""),
   ALTERNATOR_TABLE_PREFIX: z.string().default("plaudit_"),

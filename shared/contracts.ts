@@ -9,13 +9,20 @@ import type { ViewerPayload } from "./viewer-batch";
 /** Per-user limits of one toggle counter, when a low standing makes them stricter than the configured ones. */
 export type ToggleLimits = { perMinute: number; perDay: number };
 
-export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean; limits?: ToggleLimits };
+/**
+ * `askedAt`: when the user asked (ms): an edge remembers the time of its last
+ * action, and a request asked before it changes nothing (I6: a pending intent
+ * applied late, or a call that hung, never undoes a newer action).
+ */
+export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean; askedAt: number; limits?: ToggleLimits };
 
 export type EventPermit = { allowed: true } | { allowed: false; retryAfter: number };
 
 export type ToggleResult =
   | { kind: "rate_limited"; retryAfter: number }
   | { kind: "unchanged" }
+  /** The user acted on this edge after the request was asked: nothing done. */
+  | { kind: "superseded" }
   /** Committed by the user's object; the item side gets it after the answer. */
   | { kind: "changed" };
 

@@ -1,4 +1,5 @@
 import { log } from "../../shared/log";
+import { withDeadline } from "../../shared/deadline";
 import type { Counts } from "../../shared/counters";
 import { isNewer, type EdgeChange } from "../../shared/edges";
 import { backoffMs } from "../../shared/retries";
@@ -41,6 +42,8 @@ const ENVELOPE_BYTES = 1_000;
 export type EmitterOptions = {
   /** The namespace the aggregator acknowledges through. */
   ns: Origin["ns"];
+  /** A send's deadline: a queue that hangs is retried by the alarm like one that fails (a resend is harmless). */
+  sendTimeoutMs: number;
   /** The owner's storage holds the emitter's tables (false before its first write). */
   ready: () => boolean;
   /** The owner's object name (acks come back to it) and the item it counts for; null if unknown. */
@@ -289,7 +292,7 @@ export class Emitter {
         this.faults.diverted.push(...chunk.map(({ body }) => body));
       } else {
         const { queue, name } = this.queueFor(identity.item);
-        await queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const })));
+        await withDeadline(queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const }))), this.options.sendTimeoutMs, "queue send");
         metrics.count("queue_messages_total", { queue: name, event: "sent" }, chunk.length);
       }
       for (const { body, rows } of chunk) {

@@ -17,6 +17,7 @@ export type {
   ItemSettingsResult,
   ItemType,
   LikeResult,
+  PendingResult,
   LiveMessage,
   SaveResult,
   ShownCounts,
