@@ -29,8 +29,16 @@ const HOT_BINDINGS = {
   SHARD_MAP_TTL_MS: "5000",
 };
 
-/** The feed and pipeline tests again, with counts spread over two D1 databases (K = 2). */
-const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2" };
+/**
+ * Growth tests: the hot-item settings, with children near their capacity at
+ * 2 writes a second each, so a burst grows an item from N = 4 to 16 (and no
+ * further), and no shard map cached, so every new edge learns the item's
+ * current N from its head.
+ */
+const GROW_BINDINGS = { ...HOT_BINDINGS, HOT_GROW_WRITES_PER_CHILD: "2", HOT_MAX_SHARDS: "16", SHARD_MAP_TTL_MS: "0" };
+
+/** The feed and pipeline tests again, with counts spread over two D1 databases (K = 2) and emissions over two queues (Q = 2). */
+const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2", EVENT_QUEUES: "2" };
 
 function workerdProject(name: string, include: string[], bindings: Record<string, string>) {
   return {
@@ -46,6 +54,8 @@ function workerdProject(name: string, include: string[], bindings: Record<string
             ALTERNATOR_TABLE_PREFIX: "plaudit_",
             ALTERNATOR_REGION: "us-east-1",
             TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+            // A store that accepts and never answers (test/node/hanging-setup.ts).
+            TEST_HANGING_ENDPOINT: inject("hangingEndpoint"),
             // Tokens from an identity provider too: test/node/jwks-setup.ts serves its key sets.
             TEST_JWKS_SERVER: inject("jwksServer"),
             AUTH_JWKS_URL: `${inject("jwksServer")}/default/jwks.json`,
@@ -68,7 +78,7 @@ function workerdProject(name: string, include: string[], bindings: Record<string
       testTimeout: 30_000,
       include,
       setupFiles: ["./test/workers/setup.ts"],
-      globalSetup: ["./test/node/dynalite-setup.ts", "./test/node/jwks-setup.ts"],
+      globalSetup: ["./test/node/dynalite-setup.ts", "./test/node/jwks-setup.ts", "./test/node/hanging-setup.ts"],
     },
   };
 }
@@ -78,6 +88,7 @@ export default defineConfig({
     projects: [
       workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS),
       workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS),
+      workerdProject("grow", ["test/grow/**/*.test.ts"], GROW_BINDINGS),
       workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts"], TWO_DATABASES),
       {
         // Checks that need Node rather than workerd (tools that compile code at run time, child processes).
@@ -85,6 +96,8 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: ["test/node/**/*.test.ts"],
+          // Generous, as for the workerd projects: child processes (wrangler, promtool, redocly) are slow on a busy machine.
+          testTimeout: 60_000,
         },
       },
     ],

@@ -25,9 +25,10 @@ import { readCosts, perRequest } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
 import { referenceTable, runReferences } from "./lib/reference";
-import { options, type Options } from "./options";
+import { isScenarioRun, options, type Options } from "./options";
 import { costsBetween, costsTable, settledMetrics, watchIdle } from "./lib/write-costs";
-import { isLiveRun, runLiveBench } from "./scenarios/live";
+import { runLiveBench } from "./scenarios/live";
+import { runViralBench } from "./scenarios/viral";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -212,7 +213,8 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
     idle,
   };
   console.log(summaryTable(report));
-  console.log(costsTable(writeCosts, idle));
+  // A read scenario's only likes are the lag probe's: a per-like figure from them would mislead.
+  if (scenario.mix.some((m) => m.op.kind === "write")) console.log(costsTable(writeCosts, idle));
   if (hotItem) {
     console.log(
       `hot item ${hotItem.item}: ${hotItem.hot ? `split into ${hotItem.shards} children` : "not split"}; ` +
@@ -238,4 +240,9 @@ async function settleAndConverge(ctx: RunContext, tokens: ReadonlyMap<string, st
   return await awaitConvergence(ctx.http, ctx.model, seconds * 1000);
 }
 
-process.exitCode = isLiveRun(process.argv) ? await runLiveBench(process.argv.slice(2), join(root, "bench", "results")) : await main();
+const results = join(root, "bench", "results");
+process.exitCode = isScenarioRun(process.argv, "live")
+  ? await runLiveBench(process.argv.slice(2), results)
+  : isScenarioRun(process.argv, "viral")
+    ? await runViralBench(process.argv.slice(2), results)
+    : await main();

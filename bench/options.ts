@@ -2,13 +2,13 @@
 // Bad options exit with code 2 and the usage.
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 import { SCENARIOS } from "./scenarios/index";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 const USAGE = `usage: npm run bench -- [options]
-  --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write), or live (own options: bench/scenarios/live.ts)
+  --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write), or live / viral (own options: bench/scenarios/live.ts, viral.ts)
   --seconds N            timed phase length (default 20)
   --connections N        concurrent requests (default 16)
   --users N              simulated users, each sequential (default 200)
@@ -113,4 +113,21 @@ function serverVars(pairs: readonly string[]): Record<string, string> {
     vars[match[1]!] = match[2]!;
   }
   return vars;
+}
+
+/** Whether the command line asks for a scenario that has a runner and options of its own (live, viral). */
+export function isScenarioRun(argv: readonly string[], name: string): boolean {
+  const at = argv.indexOf("--scenario");
+  return at >= 0 && argv[at + 1] === name;
+}
+
+/** The options of such a scenario, besides --scenario and --out; unknown ones are ignored. */
+export function scenarioArgs(argv: readonly string[], outDir: string, options: NonNullable<ParseArgsConfig["options"]>) {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { scenario: { type: "string" }, out: { type: "string", default: outDir }, ...options },
+    allowPositionals: false,
+    strict: false,
+  });
+  return values;
 }

@@ -59,6 +59,8 @@ export type Workload = {
 /** What one like (or unlike) and one feed that misses every cache cost, counted by the bench from /metrics. */
 export type Measured = {
   source: string;
+  /** How the write run was driven and how busy the machine was: coalescing, and so the per-like figures, depend on it. */
+  conditions: string;
   hotShards: number;
   perWrite: {
     workerRequests: number;

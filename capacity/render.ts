@@ -54,6 +54,10 @@ ${Math.round(HEADROOM * 100)} % of its limit.`);
 
   out.push(`## What one operation costs (measured)
 
+Counted from \`/metrics\` over a bench run: ${m.conditions}. The item side
+coalesces what arrives together, so a busier deployment writes fewer rows per
+like than a slow local run; these figures are an upper bound.
+
 ${table(
   ["per like or unlike", "value"],
   [

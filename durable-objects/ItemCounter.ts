@@ -17,6 +17,7 @@ import { emptyHeadState, loadHeadState, writeHeadState, type HeadState } from ".
 import { decideFlip, hotSettings, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "./lib/hot-policy";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
+import { eventQueueFor } from "./lib/event-queues";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { UniqueViewers } from "./lib/unique-viewers";
 import { WriteRate } from "./lib/write-rate";
@@ -96,7 +97,7 @@ const HOT_GAUGE_TTL_SECONDS = 120;
 const RETRY_MS = 1_000;
 
 /** What one call asks of the head's next commit. */
-type Work = { apply: readonly EdgeChange[] } | { report: { index: number; report: ChildReport } } | { flush: true };
+type Work = { apply: readonly EdgeChange[] } | { report: { index: number; report: ChildReport } } | { flush: true } | { hint: true };
 
 /**
  * One item's head: its counts and the (user, version, state) edges it holds,
@@ -151,8 +152,9 @@ export class ItemCounter extends DurableObject<Env> {
     this.#events = new EventCounters(this.#storage.sql, () => this.#schema.ready);
     // The head is named by its item key (`post:123`), which the runtime gives back as ctx.id.name.
     const name = ctx.id.name;
-    this.emitter = new Emitter(ctx, this.#storage, env.EVENTS, {
+    this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {
       ns: "ITEM_COUNTER",
+      sendTimeoutMs: config(env).QUEUE_SEND_TIMEOUT_MS,
       ready: () => this.#schema.ready,
       identity: () => (name ? { name, item: name } : null),
       counts: () => this.#total(),
@@ -196,6 +198,11 @@ export class ItemCounter extends DurableObject<Env> {
   async report(index: number, report: ChildReport): Promise<Placement> {
     this.stats.reports++;
     return (await this.#work.submit({ report: { index, report } })) as Placement;
+  }
+
+  /** The host app expects this item to be hot: split now, before its likes come (it cools if they never do). */
+  async expectHot(): Promise<Placement> {
+    return (await this.#work.submit({ hint: true })) as Placement;
   }
 
   /** The aggregator wrote these emissions to both stores. */
@@ -279,10 +286,6 @@ export class ItemCounter extends DurableObject<Env> {
     return this.#children.total(this.#state.counts);
   }
 
-  #placement(): Placement {
-    return this.#state.placement;
-  }
-
   /**
    * One commit for everything one window gathered: edge changes, children's
    * reports, a placement change, events and acknowledgements. If it throws,
@@ -299,8 +302,8 @@ export class ItemCounter extends DurableObject<Env> {
     const reports = this.#children.newer(batch.flatMap((w) => ("report" in w ? [[w.report.index, w.report.report] as const] : [])));
     for (const [index, report] of reports) this.#rate.record(this.#children.newWrites(index, report), now);
     this.#rate.record(batch.reduce((n, w) => n + ("apply" in w ? w.apply.length : 0), 0), now);
-    const flip = decideFlip(this.#placement(), this.#rate.view(now), this.#settings());
-    const placement = flip ?? this.#placement();
+    const flip = decideFlip(this.#state.placement, this.#rate.view(now), this.#settings(), batch.some((w) => "hint" in w));
+    const placement = flip ?? this.#state.placement;
     const accepted: EdgeChange[] = [];
     const refusals = batch.map((work) => {
       if (!("apply" in work) || !work.apply[0]) return null;
@@ -336,7 +339,7 @@ export class ItemCounter extends DurableObject<Env> {
     if (flip) this.#setPlacement(flip);
     else if (this.#state.placement.hot && reports.size > 0) this.#reportHot(now);
     const counts = this.#total();
-    return batch.map((work, i) => ("report" in work || "flush" in work ? this.#placement() : (refusals[i] ?? { status: "applied", counts })));
+    return batch.map((work, i) => ("apply" in work ? (refusals[i] ?? { status: "applied", counts }) : this.#state.placement));
   }
 
   /** Why this head refuses an edge: handed over to a child, or new while the item is hot; null when it is held here. */
@@ -368,13 +371,15 @@ export class ItemCounter extends DurableObject<Env> {
   }
 
   #setPlacement(placement: Placement): void {
+    const grown = this.#state.placement.hot && placement.hot;
     this.#state = { ...this.#state, placement };
     if (placement.hot) {
+      this.#rate.restart(Date.now());
       this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
       this.handover.run();
     }
-    log("info", placement.hot ? "item_split" : "item_merged", { shards: placement.shards });
-    metrics.count(placement.hot ? "shard_splits_total" : "shard_merges_total");
+    log("info", grown ? "item_grown" : placement.hot ? "item_split" : "item_merged", { shards: placement.shards });
+    metrics.count(grown ? "shard_growths_total" : placement.hot ? "shard_splits_total" : "shard_merges_total");
     this.#reportHot(Date.now());
   }
 

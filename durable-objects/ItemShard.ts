@@ -10,6 +10,7 @@ import { applyEdge, EDGE_TIME_MIGRATION } from "./lib/edge-store";
 import { Emitter } from "./lib/emitter";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
+import { eventQueueFor } from "./lib/event-queues";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { scheduleFlush } from "../metrics/flush";
 
@@ -96,8 +97,9 @@ export class ItemShard extends DurableObject<Env> {
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
     // A child is named `post:123#3` (shardObjectName), which the runtime gives back as ctx.id.name.
     const name = ctx.id.name;
-    this.emitter = new Emitter(ctx, this.#storage, env.EVENTS, {
+    this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {
       ns: "ITEM_SHARD",
+      sendTimeoutMs: config(env).QUEUE_SEND_TIMEOUT_MS,
       ready: () => this.#schema.ready,
       identity: () => (name && this.#state.item ? { name, item: this.#state.item } : null),
       settled: () => this.#settleAlarm(),

@@ -12,7 +12,7 @@ import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema } from "./lib/sql-schema";
 import { MIGRATIONS } from "./lib/user-likes-schema";
 import { ownLikes, type OwnLikesPage } from "./lib/own-likes";
-import { applyImports, writeUserEdge } from "./lib/user-edges";
+import { applyImports, recordAction, writeUserEdge } from "./lib/user-edges";
 import type { OwnLikesPosition } from "../shared/own-likes";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
@@ -66,6 +66,8 @@ export class UserLikes extends DurableObject<Env> {
   readonly #persistDelivered: Soon;
   #retryAttempt = 0;
   #edgeLocks = new Map<string, Promise<void>>();
+  /** Test hook: toggles hang while set, then fail (an object that cannot be reached). */
+  readonly faults = { unreachable: false };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -89,6 +91,10 @@ export class UserLikes extends DurableObject<Env> {
   }
 
   async toggle(request: ToggleRequest): Promise<ToggleResult> {
+    if (this.faults.unreachable) {
+      while (this.faults.unreachable) await new Promise((resolve) => setTimeout(resolve, 20));
+      throw new Error("injected: the object could not be reached");
+    }
     const now = Date.now();
     const decision = decide(this.#toggleLimits(request.counter, request.limits), this.#tats, now);
     if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
@@ -100,28 +106,30 @@ export class UserLikes extends DurableObject<Env> {
       const sql = this.#storage.sql;
       this.#deleteDelivered();
       const current = sql
-        .exec<{ state: number }>("SELECT state FROM edges WHERE item = ? AND counter = ?", request.item, request.counter)
+        .exec<{ state: number; acted_at: number }>("SELECT state, acted_at FROM edges WHERE item = ? AND counter = ?", request.item, request.counter)
         .toArray()[0];
-      const changed = (current?.state ?? 0) !== want;
+      // Asked before the user's last action on this edge (a kept intent, a call that hung): it counts against the limits, changes nothing.
+      const superseded = (current?.acted_at ?? 0) > request.askedAt;
+      const changed = !superseded && (current?.state ?? 0) !== want;
+      const home = homeFor(request.user, cachedPlacement(request.item, now));
       const seq = changed ? this.#seq + 1 : this.#seq;
       this.#writeState(request.user, seq, tats);
-      if (!changed) return null;
-      writeUserEdge(sql, {
-        item: request.item,
-        counter: request.counter,
-        state: want,
-        inc: this.#inc,
-        seq,
-        at: now,
-        home: homeFor(request.user, cachedPlacement(request.item, now)),
-      });
+      if (superseded) return "superseded";
+      // A new edge's home comes from the shard map this isolate knows; an
+      // existing edge keeps its home whatever the item's state now.
+      const edge = { item: request.item, counter: request.counter, inc: this.#inc, seq, home };
+      if (!changed) {
+        recordAction(sql, edge, request.askedAt);
+        return null;
+      }
+      writeUserEdge(sql, { ...edge, state: want, at: request.askedAt });
       // The sweep rides on this commit: it redelivers whatever a crash leaves in the outbox.
       if (this.#storage.alarmAt === null) this.#storage.setAlarm(now + OUTBOX_SWEEP_MS);
       return { item: request.item, counter: request.counter, seq };
     });
     this.#tats = tats;
     this.#user = request.user;
-    if (written === null) return { kind: "unchanged" };
+    if (written === null || written === "superseded") return { kind: written ? "superseded" : "unchanged" };
     this.#seq = written.seq;
     metrics.count("outbox_enqueued_total", { object: "user_likes" });
     scheduleFlush(this.env, this.ctx);

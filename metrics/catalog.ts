@@ -20,6 +20,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_d1_rows_written_total: "Rows D1 wrote, from its result meta, by caller.",
   plaudit_shard_splits_total: "Items that turned hot and began writing to their shards.",
   plaudit_shard_merges_total: "Hot items that cooled and went back to writing at their head.",
+  plaudit_shard_growths_total: "Hot items whose N grew fourfold because their children neared their capacity.",
   plaudit_hot_item_shards: "Shard count of a hot item, per item; disappears when no longer reported.",
   plaudit_hot_item_writes_per_second: "Write rate of a hot item, per item; disappears when no longer reported.",
   plaudit_outbox_enqueued_total: "Changes written to an object's outbox, by object kind.",
@@ -36,5 +37,9 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_object_overloaded_total: "Calls to Durable Objects refused as overloaded, by object kind (never retried).",
   plaudit_circuit_breaker_open: "1 while a dependency's circuit breaker is open (calls to it are not made), else 0; by dependency.",
   plaudit_d1_database_bytes: "Size of a D1 database as its last write reported it, by database.",
+  plaudit_pending_intents_total: "Toggles kept while the user's object was unreachable (kept), and how each ended: applied, superseded by a newer action, refused by a limit.",
   plaudit_reconciliation_drift_ratio: "Share of checked items whose stored counts drifted in the last reconciliation.",
+  plaudit_reconciliation_relative_drift: "Largest |count - truth| / truth among the items the last reconciliation repaired.",
+  plaudit_reconciliation_items_checked_total: "Items reconciliation compared with their objects (recent ones and the walk over every item).",
+  plaudit_reconciliation_oldest_check_seconds: "Every item ever counted was checked within this many seconds (the walk over the index).",
 };

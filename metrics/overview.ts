@@ -10,6 +10,7 @@ import {
   latency,
   likeOutcomes,
   LIKE_ROUTES,
+  maxRateBy,
   READ_ROUTES,
   requestCount,
   serverErrorRate,
@@ -45,6 +46,15 @@ export function overview(read: MetricsRead, alerts: AlertState[]): Overview {
     drift_ratio: gaugeMax(read.totals, "plaudit_reconciliation_drift_ratio"),
     hot_item_count: hotItemCount(read.totals),
     hot_items: topHotItems(read.totals),
+    headroom: {
+      queue_sends_per_second: maxRateBy(series, "plaudit_queue_messages_total", "queue", seconds, (l) => l.event === "sent"),
+      d1_queries_per_second: maxRateBy(series, "plaudit_d1_queries_total", "database", seconds),
+      d1_largest_database_bytes: gaugeMax(read.totals, "plaudit_d1_database_bytes"),
+      objects_overloaded: counterSum(series, "plaudit_object_overloaded_total"),
+    },
+    breakers: [...read.totals.values()]
+      .flatMap((s) => (s.kind === "gauge" && s.name === "plaudit_circuit_breaker_open" ? [{ dependency: s.labels.dependency ?? "", open: s.value === 1 }] : []))
+      .sort((a, b) => a.dependency.localeCompare(b.dependency)),
     alerts,
   };
 }

@@ -112,6 +112,12 @@ export const ConfigSchema = z.object({
    */
   COUNTS_PUBLIC_MAX_AGE_SECONDS: numberVar(2).transform(Math.floor),
   /**
+   * How long the Cache API keeps an item's counts as its last-known copy:
+   * fresh for READ_CACHE_EDGE_TTL_MS, then served (with X-Stale-Data) only
+   * when D1 and the item's object both fail, so a feed still shows numbers.
+   */
+  LAST_KNOWN_CACHE_SECONDS: numberVar(7 * 86_400, 1),
+  /**
    * How long an isolate trusts the item settings and blocks it read from D1:
    * a change made by the host app reaches every isolate within it.
    */
@@ -133,10 +139,35 @@ export const ConfigSchema = z.object({
    * emit again. Copy the rows to their new databases before changing it.
    */
   COUNT_DATABASES: numberVar(1, 1).transform(Math.floor),
+  /**
+   * Q: how many queues carry the objects' emissions, bound as EVENTS,
+   * EVENTS_1, ... EVENTS_{Q-1} (each with its consumer and dead-letter queue
+   * in wrangler.toml). One queue takes about 5,000 messages a second; raise Q
+   * before that (docs/capacity.md). Safe to change on a live deployment.
+   */
+  EVENT_QUEUES: numberVar(1, 1).transform(Math.floor),
   /** An item is hot past HOT_WRITES_PER_SEC sustained over HOT_WINDOW_SECONDS; it then writes through HOT_SHARDS children. */
   HOT_WRITES_PER_SEC: numberVar(1000),
   HOT_WINDOW_SECONDS: numberVar(10, 1),
   HOT_SHARDS: numberVar(16, 1).transform(Math.floor),
+  /**
+   * Predicted splits (docs/hot-items.md): the head also splits when Holt's
+   * smoothing of its last HOT_PREDICT_SECONDS one-second write counts
+   * forecasts HOT_WRITES_PER_SEC or more over the next hot window, once the
+   * last second reached HOT_PREDICT_FLOOR of that rate. 0 seconds turns
+   * prediction off (the reactive rule alone).
+   */
+  HOT_PREDICT_SECONDS: numberVar(5).transform(Math.floor),
+  HOT_PREDICT_LEVEL_SMOOTHING: numberVar(0.5).pipe(z.number().gt(0).lte(1)),
+  HOT_PREDICT_TREND_SMOOTHING: numberVar(0.5).pipe(z.number().gt(0).lte(1)),
+  HOT_PREDICT_FLOOR: numberVar(0.1),
+  /**
+   * A hot item's N grows fourfold (16, 64, 256, 1,024) once its children
+   * have averaged HOT_GROW_WRITES_PER_CHILD each over a hot window, up to
+   * HOT_MAX_SHARDS; it never shrinks (docs/hot-items.md).
+   */
+  HOT_GROW_WRITES_PER_CHILD: numberVar(300),
+  HOT_MAX_SHARDS: numberVar(1024, 1).transform(Math.floor),
   /** A hot item cools back to its head under COOL_WRITES_PER_SEC for COOL_WINDOW_SECONDS. */
   COOL_WRITES_PER_SEC: numberVar(100),
   COOL_WINDOW_SECONDS: numberVar(3600, 1),
@@ -167,6 +198,25 @@ export const ConfigSchema = z.object({
   METRICS_PUBLIC: flag,
   /** Requests slower than this are logged, one JSON line each. */
   SLOW_REQUEST_MS: numberVar(1_000),
+  /**
+   * Deadlines on every dependency: a store or an object that accepts a call
+   * and never answers must hold neither a request nor a queue consumer.
+   */
+  D1_TIMEOUT_MS: numberVar(2_000, 1),
+  CENTRAL_STORE_TIMEOUT_MS: numberVar(2_000, 1),
+  OBJECT_CALL_TIMEOUT_MS: numberVar(5_000, 1),
+  QUEUE_SEND_TIMEOUT_MS: numberVar(2_000, 1),
+  /** A store's circuit breaker opens after BREAKER_FAILURES failures in a row and lets one probe through after BREAKER_OPEN_MS. */
+  BREAKER_FAILURES: numberVar(5, 1).transform(Math.floor),
+  BREAKER_OPEN_MS: numberVar(10_000, 1),
+  /**
+   * Each reconciliation run (cron, every 5 minutes) checks the items changed
+   * in the last 15 minutes (at most RECONCILE_RECENT_ITEMS) and the next
+   * RECONCILE_SWEEP_ITEMS of its walk over every item ever counted
+   * (docs/operations.md: how long a pass takes).
+   */
+  RECONCILE_RECENT_ITEMS: numberVar(200).transform(Math.floor),
+  RECONCILE_SWEEP_ITEMS: numberVar(1_000).transform(Math.floor),
   /** The central store (ScyllaDB's Alternator API); empty turns it off and everything else still works. */
   ALTERNATOR_ENDPOINT: z.string().trim().default(""),
   ALTERNATOR_TABLE_PREFIX: z.string().default("plaudit_"),

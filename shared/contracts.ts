@@ -9,7 +9,12 @@ import type { ViewerPayload } from "./viewer-batch";
 /** Per-user limits of one toggle counter, when a low standing makes them stricter than the configured ones. */
 export type ToggleLimits = { perMinute: number; perDay: number };
 
-export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean; limits?: ToggleLimits };
+/**
+ * `askedAt`: when the user asked (ms): an edge remembers the time of its last
+ * action, and a request asked before it changes nothing (I6: a pending intent
+ * applied late, or a call that hung, never undoes a newer action).
+ */
+export type ToggleRequest = { user: string; item: string; counter: ToggleCounter; on: boolean; askedAt: number; limits?: ToggleLimits };
 
 /** A like or unlike brought from another system: its target state and when the user asked for it (ms since the epoch). */
 export type ImportedEdge = { item: string; on: boolean; at: number };
@@ -25,6 +30,8 @@ export type EventPermit = { allowed: true } | { allowed: false; retryAfter: numb
 export type ToggleResult =
   | { kind: "rate_limited"; retryAfter: number }
   | { kind: "unchanged" }
+  /** The user acted on this edge after the request was asked: nothing done. */
+  | { kind: "superseded" }
   /** Committed by the user's object; the item side gets it after the answer. */
   | { kind: "changed" };
 

@@ -7,11 +7,14 @@ export type Placement = { hot: boolean; shards: number };
 export const HEAD = -1;
 
 /**
- * The child that holds a user's edges on a hot item: FNV-1a of the user id,
- * modulo the item's N.
- * WARNING: never change this function, nor an item's N once chosen: together
- * they say which child holds which user's edge, and a user who landed on
- * another child would be counted twice.
+ * The child that takes a user's new edge on a hot item: FNV-1a of the user
+ * id, modulo the item's N.
+ * WARNING: never change this function, and never use it to find an existing
+ * edge: an edge lives at its recorded home (the user object's `home`, the
+ * head's `moved`), chosen once under the N of its day. That is what lets an
+ * item's N grow: new edges use the wider map, existing ones stay put, and a
+ * user sent to another child than the one holding their edge would be
+ * counted twice.
  */
 export function childFor(userId: string, shards: number): number {
   return fnv1a(userId) % shards;

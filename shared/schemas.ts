@@ -80,6 +80,14 @@ export const SaveResponse = z.object({
 });
 export type SaveResponse = z.infer<typeof SaveResponse>;
 
+/**
+ * A like, unlike, save or unsave accepted while the user's object could not
+ * be reached in time (202): kept as an intent and applied once the object is
+ * back, unless the user acted on the item since or a limit refuses it then.
+ */
+export const PendingToggleResponse = z.object({ status: z.literal("pending") });
+export type PendingToggleResponse = z.infer<typeof PendingToggleResponse>;
+
 export const EventResponse = z.object({
   status: z.literal("counted"),
   count: ShownCount,
@@ -285,6 +293,15 @@ export const DashboardData = z.object({
   drift_ratio: z.number().nullable(),
   hot_item_count: z.number().int().min(0),
   hot_items: z.array(DashboardHotItem).max(10),
+  headroom: z.object({
+    queue_sends_per_second: z.number().nullable().meta({ description: "Messages sent to the busiest queue, per second (its limit: 5,000)" }),
+    d1_queries_per_second: z.number().nullable().meta({ description: "Statements run on the busiest D1 database, per second (its limit: about 1,000)" }),
+    d1_largest_database_bytes: z.number().nullable().meta({ description: "Size of the largest D1 database (its limit: 10 GB)" }),
+    objects_overloaded: z.number().min(0).meta({ description: 'Object calls refused as "overloaded" in the window' }),
+  }),
+  breakers: z
+    .array(z.object({ dependency: z.string(), open: z.boolean() }))
+    .meta({ description: "Each store's circuit breaker as last reported (only breakers that have changed state appear)" }),
   alerts: z.array(DashboardAlert),
 });
 

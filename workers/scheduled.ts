@@ -1,10 +1,20 @@
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
+import { log } from "../shared/log";
+import { drainIntents } from "./lib/intents";
 import { reconcile } from "./pipeline/reconcile";
 
-/** Cron (every 5 minutes): reconciles the stores with the item objects. Cron is at least once; reconcile is idempotent. */
+/**
+ * Cron (every 5 minutes): applies the toggles kept while users' objects were
+ * unreachable, then reconciles the stores with the item objects. Cron is at
+ * least once; both are idempotent.
+ */
 export async function scheduled(_controller: ScheduledController, env: Env, ctx?: ExecutionContext): Promise<void> {
+  await drainIntents(env).catch((error: unknown) => log("error", "intents_drain_failed", { error: String(error) }));
   const summary = await reconcile(env);
   metrics.gauge("reconciliation_drift_ratio", {}, summary.itemsChecked === 0 ? 0 : summary.itemsRepaired / summary.itemsChecked);
+  metrics.gauge("reconciliation_relative_drift", {}, summary.maxRelativeDrift);
+  metrics.count("reconciliation_items_checked_total", {}, summary.itemsChecked);
+  metrics.gauge("reconciliation_oldest_check_seconds", {}, Math.max(0, Date.now() - summary.oldestCheckAt) / 1000);
   if (ctx) scheduleFlush(env, ctx);
 }

@@ -34,7 +34,7 @@ export async function objectCounts(http: HttpClient, service: string, items: rea
 
 /** Each item's likes in the central store (0 where it has no row yet). */
 export async function centralCounts(endpoint: string, items: readonly string[]): Promise<Map<string, number>> {
-  const store = new CentralStore(new Alternator({ endpoint, region: "us-east-1", accessKeyId: "soak", secretAccessKey: "soak" }), "plaudit_");
+  const store = new CentralStore(new Alternator({ endpoint, region: "us-east-1", accessKeyId: "soak", secretAccessKey: "soak", timeoutMs: 5_000 }), "plaudit_");
   const counts = await inParallel(items, async (item) => (await store.readCounts(`${ITEM_TYPE}:${item}`).catch(() => null))?.counts.likes ?? 0);
   return new Map(items.map((item, i) => [item, counts[i]!]));
 }

@@ -59,6 +59,8 @@ export type Costs = {
     billedRows: number;
     objectCalls: number;
     queueMessages: number;
+    /** D1 statements the aggregator ran for the likes' snapshots (each one billed row or more). */
+    d1Queries: number;
     d1RowsWritten: number;
     centralStoreWrites: number;
   };
@@ -92,6 +94,7 @@ export function costsBetween(before: Samples, after: Samples, changes?: number):
       billedRows: per(rowsWritten + alarmsSet),
       objectCalls: per(delta(before, after, "plaudit_object_calls_total")),
       queueMessages: per(delta(before, after, "plaudit_queue_messages_total", { event: "sent" })),
+      d1Queries: per(delta(before, after, "plaudit_d1_queries_total")),
       d1RowsWritten: per(delta(before, after, "plaudit_d1_rows_written_total")),
       centralStoreWrites: per(delta(before, after, "plaudit_central_store_writes_total")),
     },

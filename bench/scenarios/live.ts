@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { scenarioArgs } from "../options";
 import { openLive, type LiveSocket } from "../lib/live-client";
 import { idRange, userTokens } from "../lib/plaudit";
 import { removeStateDir, startServer } from "../lib/server";
@@ -23,22 +23,11 @@ const ARRIVAL_MS = 120_000;
 type Round = { firstMs: number; lastMs: number; received: number };
 type SizeResult = { subscribers: number; openSeconds: number; rounds: Round[]; notMeasured?: string };
 
-export function isLiveRun(argv: readonly string[]): boolean {
-  const at = argv.indexOf("--scenario");
-  return at >= 0 && argv[at + 1] === "live";
-}
 
 export async function runLiveBench(argv: readonly string[], outDir: string): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      scenario: { type: "string" },
-      subscribers: { type: "string", default: "1000,10000" },
-      rounds: { type: "string", default: "3" },
-      out: { type: "string", default: outDir },
-    },
-    allowPositionals: false,
-    strict: false,
+  const values = scenarioArgs(argv, outDir, {
+    subscribers: { type: "string", default: "1000,10000" },
+    rounds: { type: "string", default: "3" },
   });
   const sizes = String(values.subscribers).split(",").map(Number);
   const rounds = Number(values.rounds);

@@ -1,10 +1,12 @@
 import { log } from "../../shared/log";
+import { withDeadline } from "../../shared/deadline";
 import type { Counts } from "../../shared/counters";
 import { isNewer, type EdgeChange } from "../../shared/edges";
 import { backoffMs } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
 import type { MeteredStorage } from "./metered-storage";
 import { Soon } from "./soon";
+import type { EventQueue } from "./event-queues";
 import {
   EMISSION_VERSION,
   MAX_MESSAGE_BYTES,
@@ -40,6 +42,8 @@ const ENVELOPE_BYTES = 1_000;
 export type EmitterOptions = {
   /** The namespace the aggregator acknowledges through. */
   ns: Origin["ns"];
+  /** A send's deadline: a queue that hangs is retried by the alarm like one that fails (a resend is harmless). */
+  sendTimeoutMs: number;
   /** The owner's storage holds the emitter's tables (false before its first write). */
   ready: () => boolean;
   /** The owner's object name (acks come back to it) and the item it counts for; null if unknown. */
@@ -87,7 +91,13 @@ const edgeKey = (user: string, counter: string) => `${user}\u0000${counter}`;
  */
 export class Emitter {
   /** Test hooks: sends that throw (a queue that is down) and sends silently lost. */
-  readonly faults = { sendFailures: 0, dropSends: 0 };
+  readonly faults = {
+    sendFailures: 0,
+    dropSends: 0,
+    /** The next N sends are kept here instead of sent, so a test can deliver them as a failing consumer would. */
+    divertSends: 0,
+    diverted: [] as Emission[],
+  };
   /** How long an emission may stay unacknowledged before it is resent; tests lower it. */
   resendAfterMs = RESEND_AFTER_MS;
 
@@ -107,7 +117,8 @@ export class Emitter {
   constructor(
     ctx: DurableObjectState,
     private readonly storage: MeteredStorage,
-    private readonly queue: Queue,
+    /** The queue that carries an item's emissions (one of the deployment's Q queues). */
+    private readonly queueFor: (item: string) => EventQueue,
     private readonly options: EmitterOptions,
   ) {
     this.#persist = new Soon("emission_ack_persist_failed", ACK_PERSIST_MS, () => {
@@ -277,9 +288,13 @@ export class Emitter {
         throw new Error("injected queue failure");
       }
       if (this.faults.dropSends > 0) this.faults.dropSends--;
-      else {
-        await this.queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const })));
-        metrics.count("queue_messages_total", { queue: "plaudit-events", event: "sent" }, chunk.length);
+      else if (this.faults.divertSends > 0) {
+        this.faults.divertSends--;
+        this.faults.diverted.push(...chunk.map(({ body }) => body));
+      } else {
+        const { queue, name } = this.queueFor(identity.item);
+        await withDeadline(queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const }))), this.options.sendTimeoutMs, "queue send");
+        metrics.count("queue_messages_total", { queue: name, event: "sent" }, chunk.length);
       }
       for (const { body, rows } of chunk) {
         this.#inFlight.set(body.emission, { snapshotSeq: body.snapshot?.seq ?? null, edges: rows, at: now });

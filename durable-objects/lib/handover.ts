@@ -69,7 +69,12 @@ export class Handover {
     this.#loop()
       .catch((error) => {
         log("error", "handover_failed", { error: String(error) });
-        this.head.emitter.scheduleAlarm(Date.now() + RETRY_MS);
+        try {
+          this.head.emitter.scheduleAlarm(Date.now() + RETRY_MS);
+        } catch (unscheduled) {
+          // An object reset or aborted mid-batch cannot set its alarm: its next instance resumes the stored batch on waking.
+          log("error", "handover_retry_unscheduled", { error: String(unscheduled) });
+        }
       })
       .finally(() => (this.#running = false));
   }

@@ -11,7 +11,20 @@ export type HotSettings = {
   coolRate: number;
   coolWindow: number;
   shards: number;
+  /** Holt's forecast over this many whole seconds of writes; 0: no forecast. */
+  predictSeconds: number;
+  levelSmoothing: number;
+  trendSmoothing: number;
+  /** The forecast counts only once the last whole second reached this share of `hotRate`. */
+  predictFloor: number;
+  /** A hot item's N grows by GROWTH once its children averaged this many writes a second each over a hot window... */
+  growRate: number;
+  /** ...up to this N. */
+  maxShards: number;
 };
+
+/** How much an item's N grows in one step: 16, 64, 256, 1,024. */
+export const GROWTH = 4;
 
 /** What the head knows of its write rate when it decides. */
 export type RateView = {
@@ -19,21 +32,74 @@ export type RateView = {
   observedSeconds: number;
   /** Writes per second over the last `seconds` seconds. */
   perSecond: (seconds: number) => number;
+  /** Writes in each of the last `seconds` whole seconds, oldest first (the current, partial second left out). */
+  lastSeconds: (seconds: number) => number[];
 };
 
 /**
- * The hot/cool decision, pure: hot after `hotRate` writes a second sustained
- * over `hotWindow` seconds; cool after the rate stayed under `coolRate` for
- * `coolWindow` seconds. Returns the new placement when it changes, else null.
+ * The hot/cool decision, pure. A cold item turns hot when the host app hinted
+ * it, when its rate stayed at `hotRate` over `hotWindow` seconds, or when the
+ * forecast says the next hot window will average `hotRate`. A hot item's N
+ * grows when its children near their capacity; it cools after its rate
+ * stayed under `coolRate` for `coolWindow` seconds. Returns the new placement
+ * when it changes, else null.
  */
-export function decideFlip(current: Placement, rate: RateView, settings: HotSettings): Placement | null {
+export function decideFlip(current: Placement, rate: RateView, settings: HotSettings, hinted = false): Placement | null {
   if (!current.hot) {
-    if (rate.observedSeconds < settings.hotWindow || rate.perSecond(settings.hotWindow) < settings.hotRate) return null;
-    // WARNING: an item's N is fixed once chosen: the same children serve every hot period.
+    if (!hinted && !sustainedHot(rate, settings) && !forecastHot(rate, settings)) return null;
+    // An item keeps the N it grew to: every hot period uses the same map, and a recorded home is never recomputed.
     return { hot: true, shards: current.shards > 0 ? current.shards : settings.shards };
   }
-  if (rate.observedSeconds < settings.coolWindow || rate.perSecond(settings.coolWindow) >= settings.coolRate) return null;
+  if (grows(current, rate, settings)) return { hot: true, shards: current.shards * GROWTH };
+  if (hinted || rate.observedSeconds < settings.coolWindow || rate.perSecond(settings.coolWindow) >= settings.coolRate) return null;
   return { hot: false, shards: current.shards };
+}
+
+/**
+ * Whether a hot item's children are near their capacity: a whole hot window
+ * since the item split or last grew, averaging `growRate` writes a second
+ * per child, with room under `maxShards`.
+ */
+function grows(current: Placement, rate: RateView, settings: HotSettings): boolean {
+  if (current.shards * GROWTH > settings.maxShards || rate.observedSeconds < settings.hotWindow) return false;
+  return rate.perSecond(settings.hotWindow) >= settings.growRate * current.shards;
+}
+
+function sustainedHot(rate: RateView, settings: HotSettings): boolean {
+  return rate.observedSeconds >= settings.hotWindow && rate.perSecond(settings.hotWindow) >= settings.hotRate;
+}
+
+/**
+ * Whether Holt's forecast of the next hot window crosses the threshold. A
+ * rate that doubles every few seconds crosses it seconds before the average
+ * of the window behind does. The floor, which the last two seconds must both
+ * reach, keeps a lone burst or a trickle from splitting an item on noise.
+ */
+function forecastHot(rate: RateView, settings: HotSettings): boolean {
+  // Whole seconds measured from their start only: the one the head started in was partly unseen.
+  const whole = Math.min(settings.predictSeconds, Math.floor(rate.observedSeconds) - 1);
+  if (whole < 2) return false;
+  const seconds = rate.lastSeconds(whole);
+  if (Math.min(...seconds.slice(-2)) < settings.predictFloor * settings.hotRate) return false;
+  return forecastAverage(seconds, settings.hotWindow, settings) >= settings.hotRate;
+}
+
+/**
+ * Holt's double exponential smoothing (level and trend) over one-second
+ * counts, oldest first: the average rate it forecasts over the next
+ * `horizon` seconds.
+ */
+export function forecastAverage(seconds: readonly number[], horizon: number, smoothing: Pick<HotSettings, "levelSmoothing" | "trendSmoothing">): number {
+  const { levelSmoothing: a, trendSmoothing: b } = smoothing;
+  let level = seconds[0] ?? 0;
+  let trend = 0;
+  for (const x of seconds.slice(1)) {
+    const previous = level;
+    level = a * x + (1 - a) * (level + trend);
+    trend = b * (level - previous) + (1 - b) * trend;
+  }
+  // The mean of level + h * trend for h = 1 .. horizon.
+  return level + (trend * (horizon + 1)) / 2;
 }
 
 /**
@@ -51,10 +117,16 @@ export function hotSettings(settings: Config): HotSettings {
     coolRate: settings.COOL_WRITES_PER_SEC,
     coolWindow: settings.COOL_WINDOW_SECONDS,
     shards: settings.HOT_SHARDS,
+    predictSeconds: settings.HOT_PREDICT_SECONDS,
+    levelSmoothing: settings.HOT_PREDICT_LEVEL_SMOOTHING,
+    trendSmoothing: settings.HOT_PREDICT_TREND_SMOOTHING,
+    predictFloor: settings.HOT_PREDICT_FLOOR,
+    growRate: settings.HOT_GROW_WRITES_PER_CHILD,
+    maxShards: settings.HOT_MAX_SHARDS,
   };
 }
 
 /** How many seconds of writes the head must remember to decide and to display. */
 export function rateKeepSeconds(settings: HotSettings): number {
-  return Math.max(settings.coolWindow, settings.hotWindow, RATE_DISPLAY_SECONDS);
+  return Math.max(settings.coolWindow, settings.hotWindow, settings.predictSeconds + 1, RATE_DISPLAY_SECONDS);
 }

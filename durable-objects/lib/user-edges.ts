@@ -6,6 +6,25 @@ import type { Sql } from "./metered-storage";
 export type UserEdgeChange = { item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number; at: number; home: number };
 
 /**
+ * Inside the user object's transaction: records when the user last acted on
+ * an edge (`acted_at`), whether or not its state changed, so a request asked
+ * earlier (a pending intent applied late) never overrides it (I6). An edge
+ * the user never had is remembered in state 0.
+ */
+export function recordAction(sql: Sql, edge: { item: string; counter: ToggleCounter; inc: number; seq: number; home: number }, actedAt: number): void {
+  sql.exec(
+    `INSERT INTO edges (item, counter, state, inc, seq, home, acted_at) VALUES (?, ?, 0, ?, ?, ?, ?)
+     ON CONFLICT (item, counter) DO UPDATE SET acted_at = max(acted_at, excluded.acted_at)`,
+    edge.item,
+    edge.counter,
+    edge.inc,
+    edge.seq,
+    edge.home,
+    actedAt,
+  );
+}
+
+/**
  * Inside the user object's transaction: the edge's new state and its outbox
  * entry, together. `home` is used only for a new edge: an existing edge keeps
  * its home whatever the item's state now.
@@ -13,8 +32,9 @@ export type UserEdgeChange = { item: string; counter: ToggleCounter; state: 0 | 
 export function writeUserEdge(sql: Sql, change: UserEdgeChange): void {
   const { item, counter, state, inc, seq, at, home } = change;
   sql.exec(
-    `INSERT INTO edges (item, counter, state, inc, seq, home, at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (item, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq, at = excluded.at`,
+    `INSERT INTO edges (item, counter, state, inc, seq, home, at, acted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?7)
+     ON CONFLICT (item, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq, at = excluded.at,
+       acted_at = max(acted_at, excluded.acted_at)`,
     item,
     counter,
     state,

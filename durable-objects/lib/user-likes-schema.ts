@@ -64,4 +64,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX edges_by_time ON edges (counter, state, at, item);
     `,
   },
+  // When the user last acted on each edge (the time asked, in ms), changed or
+  // not: a request asked earlier changes nothing (I6).
+  { id: 5, sql: "ALTER TABLE edges ADD COLUMN acted_at INTEGER NOT NULL DEFAULT 0" },
 ];

@@ -10,10 +10,14 @@ import { RATE_DISPLAY_SECONDS, type RateView } from "./hot-policy";
 export class WriteRate {
   readonly #buckets = new Map<number, number>();
 
+  #since: number;
+
   constructor(
-    private readonly since: number,
+    since: number,
     private readonly keepSeconds: number,
-  ) {}
+  ) {
+    this.#since = since;
+  }
 
   record(writes: number, now: number): void {
     if (writes <= 0) return;
@@ -35,14 +39,33 @@ export class WriteRate {
     return sum / seconds;
   }
 
+  /** Writes in each of the last `seconds` whole seconds, oldest first; the current second is still filling. */
+  lastSeconds(seconds: number, now: number): number[] {
+    const current = Math.floor(now / 1000);
+    return Array.from({ length: seconds }, (_, i) => this.#buckets.get(current - seconds + i) ?? 0);
+  }
+
+  /**
+   * Measures from now on, the writes remembered kept: an item that just
+   * turned hot cools only after a whole cool window from its split, as one
+   * woken from its stored split time does.
+   */
+  restart(now: number): void {
+    this.#since = now;
+  }
+
   /** How long this rate has been measured: a window longer than that says nothing yet. */
   observedSeconds(now: number): number {
-    return (now - this.since) / 1000;
+    return (now - this.#since) / 1000;
   }
 
   /** The rate as the hot/cool decision reads it. */
   view(now: number): RateView {
-    return { observedSeconds: this.observedSeconds(now), perSecond: (seconds) => this.perSecond(seconds, now) };
+    return {
+      observedSeconds: this.observedSeconds(now),
+      perSecond: (seconds) => this.perSecond(seconds, now),
+      lastSeconds: (seconds) => this.lastSeconds(seconds, now),
+    };
   }
 
   /** The rate shown to operators: over RATE_DISPLAY_SECONDS, or what has been observed so far. */

@@ -165,10 +165,20 @@ describe("the dashboard in chromium", () => {
       await expect
         .poll(() => hotRow.allTextContents(), { timeout: 45_000, interval: 250 })
         .toEqual([`post:${HOT_ITEM}`, expect.stringMatching(/^\d/), String(HOT_SHARDS)]);
+      // Headroom: the likes' queue sends and D1 statements show against their limits.
+      for (const panel of ["queue-headroom", "d1-queries"]) {
+        const value = page.locator(`[data-panel="${panel}"] .value strong`);
+        await expect.poll(async () => Number.parseFloat((await value.textContent()) ?? ""), { timeout: 30_000, interval: 250 }).toBeGreaterThan(0);
+      }
+      await expect.poll(() => page.locator('[data-panel="d1-size"] .value strong').textContent(), { timeout: 30_000 }).toMatch(/ GB$/);
     } finally {
       done = true;
       await generating;
     }
+    // Error rate, overloads and breakers: a healthy service shows 0 % of errors, no refusals, every breaker closed.
+    expect(await page.locator('[data-panel="errors"] .value strong').textContent()).toBe("0 %");
+    expect(await page.locator('[data-panel="overloaded"] .value strong').textContent()).toBe("0");
+    expect(await page.locator("#breakers tr").allTextContents()).toEqual(["All closed: no breaker has opened."]);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard.png"), fullPage: true });
     await page.close();
   }, 120_000);
@@ -188,7 +198,10 @@ describe("the dashboard in chromium", () => {
     const page = await openDashboard({ width: 1280, height: 900 }, serviceToken);
     await expect.poll(() => page.locator('[data-panel="cache"].alerting').count(), { timeout: 10_000 }).toBe(1);
     // The alerts that have a panel of their own (the others show in the page's count of firing alerts).
-    const withPanel = ["like_latency_p99", "read_latency_p99", "cache_hit_rate", "dedup_rate", "consumer_lag", "drift", "hot_items"];
+    const withPanel = [
+      ...["error_rate", "like_latency_p99", "read_latency_p99", "cache_hit_rate", "dedup_rate", "consumer_lag", "drift", "hot_items"],
+      ...["queue_headroom", "d1_query_headroom", "d1_size_headroom", "objects_overloaded", "breaker_open"],
+    ];
     await expect
       .poll(async () => (await page.locator(".panel.alerting").count()) === (await firing()).filter((n) => withPanel.includes(n)).length, {
         timeout: 10_000,

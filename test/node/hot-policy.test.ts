@@ -1,9 +1,26 @@
 import { describe, expect, it } from "vitest";
-import { decideFlip, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "../../durable-objects/lib/hot-policy";
+import { decideFlip, forecastAverage, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "../../durable-objects/lib/hot-policy";
+import { WriteRate } from "../../durable-objects/lib/write-rate";
 
-const SETTINGS: HotSettings = { hotRate: 100, hotWindow: 10, coolRate: 10, coolWindow: 60, shards: 16 };
-/** A rate that is `perSecond` over any window, measured for `observedSeconds`. */
-const rate = (perSecond: number, observedSeconds: number) => ({ observedSeconds, perSecond: () => perSecond });
+const SETTINGS: HotSettings = {
+  hotRate: 100,
+  hotWindow: 10,
+  coolRate: 10,
+  coolWindow: 60,
+  shards: 16,
+  predictSeconds: 0,
+  levelSmoothing: 0.5,
+  trendSmoothing: 0.5,
+  predictFloor: 0.1,
+  growRate: 1000,
+  maxShards: 1024,
+};
+/** A rate that is `perSecond` over any window and in every second, measured for `observedSeconds`. */
+const rate = (perSecond: number, observedSeconds: number) => ({
+  observedSeconds,
+  perSecond: () => perSecond,
+  lastSeconds: (seconds: number) => Array<number>(seconds).fill(perSecond),
+});
 
 describe("the hot/cool decision", () => {
   it("splits a cold item whose rate stayed at the threshold for a whole hot window, into the configured N", () => {
@@ -27,10 +44,11 @@ describe("the hot/cool decision", () => {
 
   it("reads each window's own rate", () => {
     const asked: number[] = [];
-    const view = { observedSeconds: 100, perSecond: (seconds: number) => (asked.push(seconds), 0) };
+    const view = { ...rate(0, 100), perSecond: (seconds: number) => (asked.push(seconds), 0) };
     decideFlip({ hot: false, shards: 0 }, view, SETTINGS);
     decideFlip({ hot: true, shards: 16 }, view, SETTINGS);
-    expect(asked).toEqual([10, 60]);
+    // A hot item reads the hot window too: its growth is measured over it.
+    expect(asked).toEqual([10, 10, 60]);
   });
 
   it("checks a hot item's cooling after one cool window, at least once a minute", () => {
@@ -41,5 +59,104 @@ describe("the hot/cool decision", () => {
   it("remembers enough seconds of writes for both windows and the operators' ten", () => {
     expect(rateKeepSeconds(SETTINGS)).toBe(60);
     expect(rateKeepSeconds({ ...SETTINGS, hotWindow: 1, coolWindow: 2 })).toBe(10);
+  });
+});
+
+/** The bench's viral scale: hot past 30 writes/s over 5 s, forecasts over the last 5 s. */
+const VIRAL: HotSettings = { ...SETTINGS, hotRate: 30, hotWindow: 5, coolWindow: 10, coolRate: 3, shards: 8, predictSeconds: 5 };
+
+/**
+ * Feeds a write rate second by second through the head's own measurement,
+ * on a clock the test moves, and returns the second in which the decision
+ * first splits the item (or null).
+ */
+function splitSecond(perSecond: (second: number) => number, settings: HotSettings, seconds = 60): number | null {
+  const start = 1_000_000;
+  const rate = new WriteRate(start, rateKeepSeconds(settings));
+  for (let second = 0; second < seconds; second++) {
+    // Spread over the second as micro-batches arrive, with the decision after each one.
+    for (let tick = 0; tick < 5; tick++) {
+      const now = start + second * 1000 + tick * 200;
+      rate.record(Math.round(perSecond(second) / 5), now);
+      if (decideFlip({ hot: false, shards: 0 }, rate.view(now), settings)) return second;
+    }
+  }
+  return null;
+}
+
+describe("predicted splits", () => {
+  const doubling = (second: number) => 5 * 2 ** Math.floor(second / 2);
+
+  it("splits a rate that doubles every two seconds before the window behind it averages the threshold", () => {
+    const reactive = splitSecond(doubling, { ...VIRAL, predictSeconds: 0 });
+    const predicted = splitSecond(doubling, VIRAL);
+    expect(reactive).not.toBeNull();
+    expect(predicted).not.toBeNull();
+    expect(predicted!).toBeLessThan(reactive!);
+  });
+
+  it("does not split a steady rate under the threshold, however long it lasts", () => {
+    expect(splitSecond(() => 25, VIRAL, 120)).toBeNull();
+  });
+
+  it("does not split on a lone burst, nor on a trickle under the floor", () => {
+    expect(splitSecond((s) => (s === 10 ? 29 : 0), VIRAL)).toBeNull();
+    expect(splitSecond((s) => (s < 8 ? 0 : s - 7), { ...VIRAL, predictFloor: 0.5 }, 20)).toBeNull();
+  });
+
+  it("forecasts a flat series as its level and a straight ramp ahead of it", () => {
+    expect(forecastAverage([10, 10, 10, 10], 5, VIRAL)).toBeCloseTo(10);
+    expect(forecastAverage([2, 4, 6, 8, 10], 5, VIRAL)).toBeGreaterThan(10);
+  });
+
+  it("reads whole seconds only, oldest first, the one still filling left out", () => {
+    const rate = new WriteRate(0, 10);
+    rate.record(3, 1_500);
+    rate.record(4, 3_100);
+    rate.record(9, 4_200);
+    expect(rate.lastSeconds(4, 4_900)).toEqual([0, 3, 0, 4]);
+  });
+});
+
+describe("the host app's hint", () => {
+  it("splits a cold item with no writes at all, into the configured N", () => {
+    expect(decideFlip({ hot: false, shards: 0 }, rate(0, 0), SETTINGS, true)).toEqual({ hot: true, shards: 16 });
+  });
+
+  it("keeps a hot item hot for that batch, even when it would have cooled", () => {
+    expect(decideFlip({ hot: true, shards: 16 }, rate(0, 600), SETTINGS, true)).toBeNull();
+  });
+});
+
+describe("predicted splits of a new item", () => {
+  it("forecasts from the whole seconds the head has seen, from its third second on", () => {
+    const settings = { ...VIRAL, predictSeconds: 5 };
+    expect(splitSecond(() => 40, { ...settings, predictSeconds: 0 })).toBe(5);
+    expect(splitSecond(() => 40, settings)).toBe(3);
+    expect(splitSecond(() => 20, settings, 30)).toBeNull();
+  });
+});
+
+describe("an item's N that grows", () => {
+  const GROWING: HotSettings = { ...SETTINGS, growRate: 50 };
+
+  it("grows a hot item's N fourfold once its children averaged the growth rate each over a hot window", () => {
+    expect(decideFlip({ hot: true, shards: 16 }, rate(800, 10), GROWING)).toEqual({ hot: true, shards: 64 });
+    expect(decideFlip({ hot: true, shards: 64 }, rate(3200, 10), GROWING)).toEqual({ hot: true, shards: 256 });
+  });
+
+  it("waits for a whole hot window since the split or the last growth, and for the rate", () => {
+    expect(decideFlip({ hot: true, shards: 16 }, rate(800, 9.9), GROWING)).toBeNull();
+    expect(decideFlip({ hot: true, shards: 16 }, rate(799, 100), GROWING)).toBeNull();
+  });
+
+  it("stops at the largest N", () => {
+    expect(decideFlip({ hot: true, shards: 1024 }, rate(1e9, 100), GROWING)).toBeNull();
+    expect(decideFlip({ hot: true, shards: 16 }, rate(1e9, 100), { ...GROWING, maxShards: 63 })).toBeNull();
+  });
+
+  it("keeps the grown N through cooling and the next hot period", () => {
+    expect(decideFlip({ hot: true, shards: 64 }, rate(0, 600), GROWING)).toEqual({ hot: false, shards: 64 });
+    expect(decideFlip({ hot: false, shards: 64 }, rate(100, 10), GROWING)).toEqual({ hot: true, shards: 64 });
   });
 });

@@ -18,7 +18,7 @@ describe("the central store (a real DynamoDB-API server)", () => {
       acked: ["m0"],
       retried: [],
     });
-    const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });
+    const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t", timeoutMs: 5_000 });
     const { TableNames } = await db.call<{ TableNames: string[] }>("ListTables", {});
     expect(TableNames.filter((name) => name.startsWith(prefix)).sort()).toEqual([`${prefix}counters`, `${prefix}item_likes`, `${prefix}user_likes`]);
     const store = await centralStore({ ...env, ALTERNATOR_TABLE_PREFIX: prefix });

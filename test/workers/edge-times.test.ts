@@ -23,7 +23,7 @@ async function itemEdgeTime(user: string, item: string): Promise<number> {
 
 /** The item's likers through the central store's time index, oldest first. */
 async function likersByTime(item: string): Promise<string[]> {
-  const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t" });
+  const db = new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t", timeoutMs: 5_000 });
   const { Items } = await db.call<{ Items: { user: { S: string } }[] }>("Query", {
     TableName: (await central()).itemLikes,
     IndexName: ITEM_LIKES_BY_TIME,

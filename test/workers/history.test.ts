@@ -36,19 +36,19 @@ describe("daily history in D1", () => {
   it("never writes a snapshot older than one an earlier day holds, so totals never go back, and says which it wrote", async () => {
     const item = key();
     const today = Date.now();
-    expect([...(await writeHistory(env.DB, new Map([[item, snapshot(9, 9)]]), today - DAY)).keys()]).toEqual([item]);
-    expect((await writeHistory(env.DB, new Map([[item, snapshot(8, 8)]]), today)).size).toBe(0);
-    expect((await writeHistory(env.DB, new Map([[item, snapshot(9, 9)]]), today)).size).toBe(0);
+    expect([...(await writeHistory(env, env.DB, new Map([[item, snapshot(9, 9)]]), today - DAY)).keys()]).toEqual([item]);
+    expect((await writeHistory(env, env.DB, new Map([[item, snapshot(8, 8)]]), today)).size).toBe(0);
+    expect((await writeHistory(env, env.DB, new Map([[item, snapshot(9, 9)]]), today)).size).toBe(0);
     expect((await historyRows(item)).map((r) => [r.day, r.likes, r.seq])).toEqual([[utcDay(today - DAY), 9, 9]]);
   });
 
   it("answers each day's change as the difference of day-end totals, days without a row unchanged", async () => {
     const item = key();
     const now = Date.parse("2026-06-10T12:00:00Z");
-    await writeHistory(env.DB, new Map([[item, snapshot(1, 4, 10)]]), now - 5 * DAY);
-    await writeHistory(env.DB, new Map([[item, snapshot(2, 6, 15)]]), now - 2 * DAY);
-    await writeHistory(env.DB, new Map([[item, snapshot(3, 5, 21)]]), now);
-    const days = await readHistory(env.DB, item, 4, now);
+    await writeHistory(env, env.DB, new Map([[item, snapshot(1, 4, 10)]]), now - 5 * DAY);
+    await writeHistory(env, env.DB, new Map([[item, snapshot(2, 6, 15)]]), now - 2 * DAY);
+    await writeHistory(env, env.DB, new Map([[item, snapshot(3, 5, 21)]]), now);
+    const days = await readHistory(env, env.DB, item, 4, now);
     expect(days.map((d) => [d.date, d.likes, d.views, d.totals.likes, d.totals.views])).toEqual([
       ["2026-06-07", 0, 0, 4, 10],
       ["2026-06-08", 2, 5, 6, 15],

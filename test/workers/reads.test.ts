@@ -5,6 +5,8 @@ import { config } from "../../shared/config";
 import { zeroCounts } from "../../shared/counters";
 import { byCountDatabase, countDatabases } from "../../workers/lib/count-databases";
 import { writeSnapshots } from "../../workers/pipeline/d1-store";
+import { resetBreakers } from "../../workers/lib/breakers";
+import { edgePut } from "../../workers/lib/edge-cache";
 import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
 import { scrape, type Family } from "./metrics-exposition";
 
@@ -37,7 +39,7 @@ async function readCosts() {
 /** Stores counts for items as the aggregator would: each in its own database, with a sequence. */
 async function storeCounts(counts: ReadonlyMap<string, number>, seq = 1, now = Date.now()): Promise<void> {
   for (const [db, group] of byCountDatabase(env, [...counts], ([item]) => item)) {
-    await writeSnapshots(db, new Map(group.map(([item, likes]) => [item, { seq, counts: { ...zeroCounts(), likes } }])), now);
+    await writeSnapshots(env, db, new Map(group.map(([item, likes]) => [item, { seq, counts: { ...zeroCounts(), likes } }])), [], now);
   }
 }
 
@@ -48,6 +50,8 @@ async function withStoreFailing(work: () => Promise<void>): Promise<void> {
     await work();
   } finally {
     for (const db of countDatabases(env)) await db.prepare("ALTER TABLE item_counts_offline RENAME TO item_counts").run();
+    // The store is back: forget the breakers this isolate opened while it was not.
+    resetBreakers();
   }
 }
 
@@ -171,6 +175,26 @@ describe("degraded reads: the regional store fails", () => {
       const batch = await call("POST", "/v1/counts", { body: { items: items([key]) } });
       expect(batch.headers.get("x-stale-data")).toBe("true");
       expect((await json(batch)).counts[key].likes).toBe(3);
+    });
+  });
+
+  it("serves the location's last-known copy when D1 and the item's object fail together", async () => {
+    const key = `post:${freshId()}`;
+    // Another isolate of this location read the item long ago: its entry is no longer fresh, but the cache keeps it.
+    const longAgo = Date.now() - 3_600_000;
+    await edgePut(key, { counts: { ...zeroCounts(), likes: 7 }, asOf: longAgo }, 1_000, longAgo, config(env).LAST_KNOWN_CACHE_SECONDS);
+    await runInDurableObject(itemStub(key), (instance) => {
+      instance.faults.readFailures = 100;
+    });
+    await withStoreFailing(async () => {
+      const single = await countOne(key);
+      expect(single.status).toBe(200);
+      expect(single.headers.get("x-stale-data")).toBe("true");
+      expect((await json(single)).counts.likes).toBe(7);
+      const batch = await call("POST", "/v1/counts", { body: { items: items([key]) } });
+      expect(batch.status).toBe(200);
+      expect(batch.headers.get("x-stale-data")).toBe("true");
+      expect((await json(batch)).counts[key].likes).toBe(7);
     });
   });
 

@@ -1,5 +1,6 @@
 import { config } from "../../shared/config";
 import { countDatabaseBinding, countDatabaseIndex } from "../../shared/count-databases";
+import { indexDatabaseIndex } from "../../shared/item-index";
 
 /**
  * The K databases that hold the items' counts (COUNT_DATABASES), in index
@@ -33,4 +34,10 @@ export function byCountDatabase<T>(env: Env, entries: readonly T[], item: (entry
     else groups.set(db, [entry]);
   }
   return groups;
+}
+
+/** The database that holds this item's row of the index of every item counted. */
+export function indexDatabaseFor(env: Env, item: string): D1Database {
+  const databases = countDatabases(env);
+  return databases[indexDatabaseIndex(item, databases.length)]!;
 }

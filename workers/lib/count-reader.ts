@@ -3,7 +3,7 @@ import { config } from "../../shared/config";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
 import { CountCache, type CachedCounts } from "./count-cache";
-import { edgeGet, edgePut } from "./edge-cache";
+import { edgeGet, edgeLastKnown, edgePut } from "./edge-cache";
 import { itemCounter } from "./objects";
 import { readStoredCounts } from "./stored-counts";
 
@@ -40,7 +40,13 @@ function ttls(env: Env) {
  * isolate share one store read (single flight). An item the store cannot
  * read is served from the last known value (stale), else it is null.
  */
-export async function readMany(rt: Runtime, keys: readonly string[], caller: string): Promise<Map<string, CountRead | null>> {
+export async function readMany(
+  rt: Runtime,
+  keys: readonly string[],
+  caller: string,
+  /** A batch falls back on the Cache API's last-known copy; a single read asks the item's object first. */
+  lastKnownCopy = true,
+): Promise<Map<string, CountRead | null>> {
   const now = Date.now();
   const reads = new Map<string, CountRead | null>();
   const waiting: [string, Flight][] = [];
@@ -60,7 +66,7 @@ export async function readMany(rt: Runtime, keys: readonly string[], caller: str
     }
   }
   await Promise.all([
-    loadOwn(rt, mine, caller, reads),
+    loadOwn(rt, mine, caller, reads, lastKnownCopy),
     ...waiting.map(async ([key, flight]) => {
       const shared = await waitForFlight(flight);
       if (shared) metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
@@ -76,19 +82,34 @@ export async function readMany(rt: Runtime, keys: readonly string[], caller: str
  * object; only when that fails too does this throw.
  */
 export async function readCounts(rt: Runtime, key: string, caller = "write_answer"): Promise<CountRead> {
-  const read = (await readMany(rt, [key], caller)).get(key);
+  const read = (await readMany(rt, [key], caller, false)).get(key);
   if (read) return read;
-  const snapshot = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
-  remember(rt, key, snapshot);
-  return { ...snapshot, cached: false, stale: false };
+  try {
+    const snapshot = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
+    remember(rt, key, snapshot);
+    return { ...snapshot, cached: false, stale: false };
+  } catch (error) {
+    // The store and the object both failed: the location's last-known copy, if it has one.
+    const lastKnown = await edgeLastKnownStale(key);
+    if (lastKnown) return lastKnown;
+    throw error;
+  }
 }
 
-async function loadOwn(rt: Runtime, mine: Map<string, Flight>, caller: string, reads: Map<string, CountRead | null>): Promise<void> {
+async function loadOwn(
+  rt: Runtime,
+  mine: Map<string, Flight>,
+  caller: string,
+  reads: Map<string, CountRead | null>,
+  lastKnownCopy: boolean,
+): Promise<void> {
   if (mine.size === 0) return;
   try {
     const loaded = await load(rt, [...mine.keys()], caller);
+    const unknown = lastKnownCopy ? [...mine.keys()].filter((key) => !loaded.has(key) && !memory.lastKnown(key)) : [];
+    const lastKnown = new Map(await Promise.all(unknown.map(async (key) => [key, await edgeLastKnownStale(key)] as const)));
     for (const [key, flight] of mine) {
-      const read = loaded.get(key) ?? lastKnownStale(key);
+      const read = loaded.get(key) ?? lastKnownStale(key) ?? lastKnown.get(key) ?? null;
       if (read && !read.stale) flight.result = read;
       reads.set(key, read);
     }
@@ -157,11 +178,19 @@ function lastKnownStale(key: string): CountRead | null {
   return known ? { ...known, cached: true, stale: true } : null;
 }
 
+/** The Cache API's long-lived copy, when this isolate knows nothing of the item and its store failed. */
+async function edgeLastKnownStale(key: string): Promise<CountRead | null> {
+  const known = await edgeLastKnown(key);
+  if (!known) return null;
+  metrics.count("cache_lookups_total", { cache: "last_known", result: "hit" });
+  return { ...known, cached: true, stale: true };
+}
+
 function remember(rt: Runtime, key: string, value: CachedCounts, pinMs = 0): void {
   const { memoryMs, edgeMs } = ttls(rt.env);
   const now = Date.now();
   memory.put(key, value, memoryMs, now, pinMs);
-  const writing = edgeMs > 0 ? edgePut(key, value, edgeMs, now) : undefined;
+  const writing = edgeMs > 0 ? edgePut(key, value, edgeMs, now, config(rt.env).LAST_KNOWN_CACHE_SECONDS) : undefined;
   if (writing) rt.ctx.waitUntil(writing);
 }
 

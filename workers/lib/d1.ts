@@ -1,33 +1,64 @@
+import { config } from "../../shared/config";
 import { metrics } from "../../metrics/recorder";
+import { guarded } from "./breakers";
+
+/** A database's binding name (`DB`, `DB_1`, ...), found once per binding object. */
+const names = new WeakMap<D1Database, string>();
+
+function bindingName(env: Env, db: D1Database): string {
+  let name = names.get(db);
+  if (name === undefined) {
+    name = Object.entries(env).find(([, value]) => value === db)?.[0] ?? "unknown";
+    names.set(db, name);
+  }
+  return name;
+}
 
 /**
- * Every D1 call plaudit makes goes through here, so its cost is counted from
- * D1's own result meta: statements run, rows read and rows written (what D1
- * bills), labelled with the route or job that made the call.
+ * Every D1 call plaudit makes goes through here, so that:
+ * - its cost is counted from D1's own result meta (statements run, rows read
+ *   and written: what D1 bills), by the route or job that made it and by database;
+ * - each database's size, from the meta's `size_after`, is watched against D1's limit;
+ * - each call has a deadline and sits behind its database's circuit breaker;
+ *   with D1_TIMEOUT_MS it is retried when retryable; a caller that gives its
+ *   own (shorter) deadline has a latency budget, serves what it last knew
+ *   instead, and is not retried.
+ * Every statement plaudit runs is safe to repeat (upserts, conditional or
+ * keyed writes, reads), which is what makes a retry after a deadline sound.
  */
-function meter(caller: string, metas: readonly D1Meta[]): void {
-  metrics.count("d1_queries_total", { caller }, metas.length);
-  metrics.count("d1_rows_read_total", { caller }, metas.reduce((sum, meta) => sum + (meta.rows_read ?? 0), 0));
-  metrics.count("d1_rows_written_total", { caller }, metas.reduce((sum, meta) => sum + (meta.rows_written ?? 0), 0));
-}
-
-/** One statement's rows. */
-export async function queryAll<T>(caller: string, statement: D1PreparedStatement): Promise<T[]> {
-  const result = await statement.all<T>();
-  meter(caller, [result.meta]);
-  return result.results;
-}
-
-/** One statement run for its effect. */
-export async function execute(caller: string, statement: D1PreparedStatement): Promise<void> {
-  const result = await statement.run();
-  meter(caller, [result.meta]);
-}
-
-/** Several statements in one transaction (`batch()`): each counts as a query. */
-export async function executeBatch(caller: string, db: D1Database, statements: D1PreparedStatement[]): Promise<D1Result[]> {
-  if (statements.length === 0) return [];
-  const results = await db.batch(statements);
-  meter(caller, results.map((result) => result.meta));
-  return results;
+export function d1(env: Env, db: D1Database, caller: string, timeoutMs?: number) {
+  const database = bindingName(env, db);
+  const deadline = Math.min(timeoutMs ?? Infinity, config(env).D1_TIMEOUT_MS);
+  const call = <T>(work: () => Promise<T>) => guarded(env, `d1:${database}`, deadline, work, timeoutMs === undefined ? 3 : 1);
+  const meter = (metas: readonly D1Meta[]) => {
+    metrics.count("d1_queries_total", { caller, database }, metas.length);
+    metrics.count("d1_rows_read_total", { caller }, metas.reduce((sum, meta) => sum + (meta.rows_read ?? 0), 0));
+    metrics.count("d1_rows_written_total", { caller }, metas.reduce((sum, meta) => sum + (meta.rows_written ?? 0), 0));
+    const size = metas.findLast((meta) => typeof meta.size_after === "number")?.size_after;
+    if (size !== undefined) metrics.gauge("d1_database_bytes", { database }, size);
+  };
+  return {
+    /** One statement's rows. */
+    async all<T>(statement: D1PreparedStatement): Promise<T[]> {
+      const result = await call(() => statement.all<T>());
+      meter([result.meta]);
+      return result.results;
+    },
+    /** One statement's first row, or null. */
+    async first<T>(statement: D1PreparedStatement): Promise<T | null> {
+      return (await this.all<T>(statement))[0] ?? null;
+    },
+    /** One statement run for its effect. */
+    async run(statement: D1PreparedStatement): Promise<void> {
+      const result = await call(() => statement.run());
+      meter([result.meta]);
+    },
+    /** Several statements in one transaction (`batch()`): each counts as a query. */
+    async batch(statements: D1PreparedStatement[]): Promise<D1Result[]> {
+      if (statements.length === 0) return [];
+      const results = await call(() => db.batch(statements));
+      meter(results.map((result) => result.meta));
+      return results;
+    },
+  };
 }

@@ -5,23 +5,36 @@ import type { CachedCounts } from "./count-cache";
  * isolate of one Cloudflare location. In production it works only on a custom
  * domain (on workers.dev it stores nothing), so it is an optimisation, never
  * a source of truth: every failure here is a miss.
+ * One entry per item serves twice: fresh until its `expiresAt`, and kept by
+ * the cache far longer (`keepSeconds`) as the item's last-known counts for
+ * when every store fails, at no extra write.
  */
 const cacheUrl = (key: string) => `https://counts.plaudit.internal/v1/${encodeURIComponent(key)}`;
 
 type Stored = CachedCounts & { expiresAt: number };
 
-export async function edgeGet(key: string, now: number): Promise<CachedCounts | undefined> {
+async function lookup(key: string): Promise<Stored | undefined> {
   try {
     const response = await caches.default.match(cacheUrl(key));
-    if (!response) return undefined;
-    const stored = (await response.json()) as Stored;
-    return stored.expiresAt > now ? { counts: stored.counts, asOf: stored.asOf } : undefined;
+    return response ? ((await response.json()) as Stored) : undefined;
   } catch {
     return undefined;
   }
 }
 
-const queued = new Map<string, { stored: Stored; ttlMs: number }>();
+/** The item's counts if the entry is still fresh. */
+export async function edgeGet(key: string, now: number): Promise<CachedCounts | undefined> {
+  const stored = await lookup(key);
+  return stored && stored.expiresAt > now ? { counts: stored.counts, asOf: stored.asOf } : undefined;
+}
+
+/** The item's last-known counts, however old: only for when every store fails. */
+export async function edgeLastKnown(key: string): Promise<CachedCounts | undefined> {
+  const stored = await lookup(key);
+  return stored ? { counts: stored.counts, asOf: stored.asOf } : undefined;
+}
+
+const queued = new Map<string, { stored: Stored; keepSeconds: number }>();
 const writing = new Set<string>();
 
 /**
@@ -30,15 +43,15 @@ const writing = new Set<string>();
  * of views on one item costs a few cache writes, not one each. Returns the
  * writer's promise (for waitUntil) when this call started one.
  */
-export function edgePut(key: string, value: CachedCounts, ttlMs: number, now: number): Promise<void> | undefined {
-  queued.set(key, { stored: { ...value, expiresAt: now + ttlMs }, ttlMs });
+export function edgePut(key: string, value: CachedCounts, ttlMs: number, now: number, keepSeconds: number): Promise<void> | undefined {
+  queued.set(key, { stored: { ...value, expiresAt: now + ttlMs }, keepSeconds });
   if (writing.has(key)) return undefined;
   writing.add(key);
   return (async () => {
     try {
       for (let next = queued.get(key); next; next = queued.get(key)) {
         queued.delete(key);
-        await write(key, next.stored, next.ttlMs);
+        await write(key, next.stored, next.keepSeconds);
       }
     } finally {
       writing.delete(key);
@@ -46,14 +59,14 @@ export function edgePut(key: string, value: CachedCounts, ttlMs: number, now: nu
   })();
 }
 
-async function write(key: string, stored: Stored, ttlMs: number): Promise<void> {
+async function write(key: string, stored: Stored, keepSeconds: number): Promise<void> {
   try {
     await caches.default.put(
       cacheUrl(key),
       new Response(JSON.stringify(stored), {
         headers: {
           "content-type": "application/json",
-          "cache-control": `max-age=${Math.max(1, Math.ceil(ttlMs / 1000))}`,
+          "cache-control": `max-age=${Math.ceil(keepSeconds)}`,
         },
       }),
     );

@@ -2,7 +2,7 @@ import type { HistoryResponse } from "../../shared/schemas";
 import { visibility } from "../../shared/visibility";
 import { utcDay } from "../pipeline/history-store";
 import { byCountDatabase } from "./count-databases";
-import { queryAll } from "./d1";
+import { d1 } from "./d1";
 import { unavailable } from "./errors";
 import { splitItem } from "../pipeline/d1-store";
 
@@ -16,18 +16,17 @@ const DAY_MS = 86_400_000;
  * end-of-day totals. One query: the rows in the range plus the last row
  * before it (the first day's baseline). A day without a row had no change.
  */
-export async function readHistory(db: D1Database, item: string, days: number, now = Date.now()): Promise<HistoryResponse["days"]> {
+export async function readHistory(env: Env, db: D1Database, item: string, days: number, now = Date.now()): Promise<HistoryResponse["days"]> {
   const [type, id] = splitItem(item);
   const first = utcDay(now - (days - 1) * DAY_MS);
-  const { results } = await db
-    .prepare(
+  const results = await d1(env, db, "/v1/history").all<Row>(
+    db.prepare(
       `SELECT day, likes, saves, views, shares FROM item_history
        WHERE item_type = ?1 AND item_id = ?2
          AND day >= (SELECT COALESCE(MAX(day), ?3) FROM item_history WHERE item_type = ?1 AND item_id = ?2 AND day < ?3)
        ORDER BY day`,
-    )
-    .bind(type, id, first)
-    .all<Row>();
+    ).bind(type, id, first),
+  );
   return historyDays(results, days, now);
 }
 
@@ -66,7 +65,7 @@ export async function addUniqueViewers(env: Env, entries: Record<string, object 
   const found = new Map<string, number>();
   await Promise.all(
     [...byCountDatabase(env, items, (item) => item)].map(async ([db, group]) => {
-      for (const [item, viewers] of await readUniqueViewers(db, group, caller)) found.set(item, viewers);
+      for (const [item, viewers] of await readUniqueViewers(env, db, group, caller)) found.set(item, viewers);
     }),
   ).catch(() => {
     throw unavailable("Unique viewers cannot be read right now.");
@@ -74,10 +73,9 @@ export async function addUniqueViewers(env: Env, entries: Record<string, object 
   for (const item of items) Object.assign(entries[item]!, { unique_viewers: found.get(item) ?? 0 });
 }
 
-async function readUniqueViewers(db: D1Database, items: readonly string[], caller: string): Promise<Map<string, number>> {
+async function readUniqueViewers(env: Env, db: D1Database, items: readonly string[], caller: string): Promise<Map<string, number>> {
   const pairs = items.map(splitItem);
-  const results = await queryAll<{ item_type: string; item_id: string; unique_viewers: number | null }>(
-    caller,
+  const results = await d1(env, db, caller).all<{ item_type: string; item_id: string; unique_viewers: number | null }>(
     db.prepare(
       `SELECT h.item_type, h.item_id, h.unique_viewers FROM item_history h
        JOIN (SELECT item_type, item_id, MAX(day) AS day FROM item_history

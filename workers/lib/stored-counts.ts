@@ -1,6 +1,6 @@
 import type { Counts } from "../../shared/counters";
 import { byCountDatabase } from "./count-databases";
-import { queryAll } from "./d1";
+import { d1 } from "./d1";
 
 /** An item's row in the regional store: its counts, the snapshot's sequence, and when the aggregator wrote it. */
 export type StoredCounts = { counts: Counts; seq: number; asOf: number };
@@ -41,7 +41,7 @@ export async function readStoredCounts(env: Env, items: readonly string[], calle
     groups.map(async ([db, group]) => {
       try {
         const pairs = JSON.stringify(group.map(splitItem));
-        const rows = await withTimeout(queryAll<Row>(caller, db.prepare(SELECT).bind(pairs)), timeoutMs);
+        const rows = await d1(env, db, caller, timeoutMs).all<Row>(db.prepare(SELECT).bind(pairs));
         for (const row of rows) found.set(`${row.item_type}:${row.item_id}`, fromRow(row));
       } catch {
         failed.push(...group);
@@ -53,16 +53,4 @@ export async function readStoredCounts(env: Env, items: readonly string[], calle
 
 function fromRow(row: Row): StoredCounts {
   return { counts: { likes: row.likes, views: row.views, shares: row.shares, saves: row.saves }, seq: row.seq, asOf: row.updated_at };
-}
-
-async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the regional store did not answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    if (timer !== null) clearTimeout(timer);
-  }
 }

@@ -4,10 +4,11 @@ import { itemKey, zeroCounts, type ToggleCounter } from "../../shared/counters";
 import type { Context } from "hono";
 import { formatCount } from "../../shared/format";
 import { shownCount } from "../../shared/privacy";
-import { ItemRef, type LikeResponse, type SaveResponse } from "../../shared/schemas";
+import { ItemRef, type LikeResponse, type PendingToggleResponse, type SaveResponse } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
 import { lastKnownCounts, readCounts, rememberCounts, type Runtime } from "./count-reader";
+import { keepIntent, unreachable } from "./intents";
 import { userLikes } from "./objects";
 import { enforceWriteLimits } from "../limits/edge-limits";
 import { refused } from "../limits/refusals";
@@ -17,9 +18,12 @@ import { itemAccess } from "../privacy/access";
 import { readJson } from "./validation";
 import type { AppEnv } from "../types";
 
-type ToggleStatus = LikeResponse["status"] | SaveResponse["status"];
+type ToggleStatus = LikeResponse["status"] | SaveResponse["status"] | PendingToggleResponse["status"];
 
 export type ToggleOutcome = { status: ToggleStatus; count: number };
+
+/** A toggle that could not reach the user's object in time: kept as an intent and applied later. */
+const PENDING: ToggleOutcome = { status: "pending", count: 0 };
 
 /** liked, already_liked, unliked, not_liked (saved, ... for saves): what dedup did with the call. */
 function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): ToggleStatus {
@@ -44,6 +48,7 @@ export function toggleHandler(counter: ToggleCounter, on: boolean) {
     const limits = standing ? tierLimits(counter, standing.share, config(c.env)) : undefined;
     const shown = await itemAccess(c.env, c.get("viewer"), itemKey(ref.item_type, ref.item_id), on ? "turn_on" : "turn_off");
     const outcome = await setToggle(rt, principal.userId, ref, counter, on, limits);
+    if (outcome.status === "pending") return c.json({ status: "pending" } satisfies PendingToggleResponse, 202);
     const count = shownCount(outcome.count, shown);
     const flag = counter === "likes" ? "user_liked" : "user_saved";
     return c.json({ status: outcome.status, count, count_formatted: count === null ? null : formatCount(count), [flag]: on } as LikeResponse | SaveResponse);
@@ -65,14 +70,28 @@ export async function setToggle(
   limits?: ToggleLimits,
 ): Promise<ToggleOutcome> {
   const key = itemKey(ref.item_type, ref.item_id);
-  const result = await withRetries(
-    async (): Promise<ToggleResult> =>
-      await userLikes(rt.env, userId, counter === "likes" ? "/v1/like" : "/v1/save").toggle({ user: userId, item: key, counter, on, ...(limits ? { limits } : {}) }),
-  );
+  const request = { user: userId, item: key, counter, on, askedAt: Date.now(), ...(limits ? { limits } : {}) };
+  let result: ToggleResult;
+  try {
+    // Retried only while the object answers fast with a retryable error: past the deadline the intent is kept instead.
+    result = await withRetries(async (): Promise<ToggleResult> => {
+      try {
+        return await userLikes(rt.env, userId, counter === "likes" ? "/v1/like" : "/v1/save").toggle(request);
+      } catch (error) {
+        throw unreachable(error) ? Object.assign(error as Error, { retryable: false }) : error;
+      }
+    });
+  } catch (error) {
+    if (!unreachable(error)) throw error;
+    await keepIntent(rt.env, request);
+    metrics.count("toggle_outcomes_total", { counter, outcome: "pending" });
+    return PENDING;
+  }
   if (result.kind === "rate_limited") {
     metrics.count("toggle_outcomes_total", { counter, outcome: "rate_limited" });
     throw refused(limits ? "reputation" : "user", "Too many requests for this user; retry later.", result.retryAfter);
   }
+  // A call asked before the user's newest action on the edge (it hung meanwhile) changed nothing.
   const status = outcomeName(counter, on, result.kind === "changed");
   metrics.count("toggle_outcomes_total", { counter, outcome: status });
   switch (result.kind) {
@@ -85,7 +104,8 @@ export async function setToggle(
       rememberCounts(rt, key, counts);
       return { status, count: counts[counter] };
     }
-    case "unchanged": {
+    case "unchanged":
+    case "superseded": {
       const read = await readCounts(rt, key).catch(() => lastKnownCounts(key));
       return { status, count: read?.counts[counter] ?? 0 };
     }

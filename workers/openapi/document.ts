@@ -80,6 +80,12 @@ function operation(endpoint: Endpoint, components: SchemaComponents): JsonSchema
       },
     },
   };
+  if (endpoint.accepted) {
+    responses["202"] = {
+      description: endpoint.accepted.description,
+      content: { "application/json": { schema: components.ref(endpoint.accepted.schema, "output"), examples: examples(endpoint.accepted.examples) } },
+    };
+  }
   for (const status of errorStatuses(endpoint)) {
     responses[String(status)] = { $ref: `#/components/responses/${ERROR_SPECS[status]!.name}` };
   }

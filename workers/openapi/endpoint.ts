@@ -44,6 +44,8 @@ export type Endpoint = {
     contentType?: string;
     examples: Record<string, unknown>;
   };
+  /** A second success: 202 Accepted, for work kept to be done later. */
+  accepted?: { description: string; schema: z.ZodType; examples: Record<string, unknown> };
   /** Statuses not implied by `auth`, `params`, `query` or `body` (those are added for you). */
   errors?: ExtraErrorStatus[];
 };

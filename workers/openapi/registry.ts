@@ -32,6 +32,7 @@ import {
   HistoryResponse,
   ItemRef,
   LikeResponse,
+  PendingToggleResponse,
   OpenApiDocumentResponse,
   SaveResponse,
 } from "../../shared/schemas";
@@ -40,11 +41,20 @@ import { limitsView } from "../limits/tiers";
 import { LiveServerMessage } from "../../shared/live";
 import type { Endpoint } from "./endpoint";
 import { DATA_ENDPOINTS } from "./data-endpoints";
+import { HOT_ENDPOINTS } from "./hot-endpoints";
 import { PRIVACY_ENDPOINTS } from "./privacy-endpoints";
 
 const AS_OF = "2026-11-30T09:00:00.000Z";
 
 const ITEM_BODY = { schema: ItemRef, examples: { post: { item_id: "456", item_type: "post" } } };
+
+/** A toggle the user's object could not take in time: kept as an intent (docs/api.md, "Pending toggles"). */
+const PENDING = {
+  description:
+    "The user's object could not be reached in time: the change is kept as an intent and applied once the object is back, unless the user acted on the item since (the newer action wins) or a limit refuses it then. `has_liked` shows the outcome.",
+  schema: PendingToggleResponse,
+  examples: { pending: { status: "pending" } },
+};
 
 export const ENDPOINTS: readonly Endpoint[] = [
   {
@@ -66,6 +76,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       },
     },
     viewer: true,
+    accepted: PENDING,
     errors: [404, 429, 503],
   },
   {
@@ -86,6 +97,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       },
     },
     viewer: true,
+    accepted: PENDING,
     errors: [429, 503],
   },
   {
@@ -107,6 +119,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       },
     },
     viewer: true,
+    accepted: PENDING,
     errors: [404, 429, 503],
   },
   {
@@ -127,6 +140,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       },
     },
     viewer: true,
+    accepted: PENDING,
     errors: [429, 503],
   },
   {
@@ -437,6 +451,11 @@ export const ENDPOINTS: readonly Endpoint[] = [
           drift_ratio: null,
           hot_item_count: 0,
           hot_items: [],
+          headroom: { queue_sends_per_second: 45.3, d1_queries_per_second: 12.8, d1_largest_database_bytes: 1_250_000_000, objects_overloaded: 0 },
+          breakers: [
+            { dependency: "central_store", open: false },
+            { dependency: "d1:DB", open: false },
+          ],
           alerts: [
             { name: "like_latency_p99", summary: "Like p99 latency is over 100 ms.", threshold: 0.1, value: 0.031, firing: false },
           ],
@@ -447,4 +466,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
   },
   ...PRIVACY_ENDPOINTS,
   ...DATA_ENDPOINTS,
+  ...HOT_ENDPOINTS,
 ];

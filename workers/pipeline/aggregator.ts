@@ -6,7 +6,7 @@ import { centralStore } from "./central-tables";
 import { writeSnapshots } from "./d1-store";
 import { writeHistory } from "./history-store";
 import { publishLive } from "./live-publish";
-import { byCountDatabase } from "../lib/count-databases";
+import { countDatabaseFor, indexDatabaseFor } from "../lib/count-databases";
 import { Emission, edgeVersion, type CountSnapshot } from "../../shared/emissions";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";
@@ -61,17 +61,24 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
     log("error", "store_write_failed", { store, error: String(error) });
   };
 
-  // Each item's counts and history go to its own database, all databases in
-  // parallel; a database that fails retries only its own items' messages.
+  // Each item's counts and history go to its own database, its index row to
+  // the next one, all databases in parallel; a database that fails retries
+  // only the messages of the items it counts or indexes.
   const newest = new Map<string, CountSnapshot>();
+  const shares = new Map<D1Database, { counted: typeof snapshots; indexed: typeof snapshots }>();
+  const share = (db: D1Database) => shares.get(db) ?? shares.set(db, { counted: [], indexed: [] }).get(db)!;
+  for (const entry of snapshots) {
+    share(countDatabaseFor(env, entry.key)).counted.push(entry);
+    share(indexDatabaseFor(env, entry.key)).indexed.push(entry);
+  }
   await Promise.all(
-    [...byCountDatabase(env, snapshots, ({ key }) => key)].map(async ([db, group]) => {
-      const fresh = new Map(group.map(({ key: item, planned }) => [item, planned.value]));
+    [...shares].map(async ([db, { counted, indexed }]) => {
+      const fresh = new Map(counted.map(({ key: item, planned }) => [item, planned.value]));
       try {
-        await writeSnapshots(db, fresh);
-        for (const [item, snapshot] of await writeHistory(db, fresh)) newest.set(item, snapshot);
+        await writeSnapshots(env, db, fresh, indexed.map(({ key }) => key));
+        for (const [item, snapshot] of await writeHistory(env, db, fresh)) newest.set(item, snapshot);
       } catch (error) {
-        for (const { planned } of group) fail(planned, error, "d1");
+        for (const { planned } of [...counted, ...indexed]) fail(planned, error, "d1");
       }
     }),
   );

@@ -1,4 +1,6 @@
 import { AwsClient } from "aws4fetch";
+import type { CircuitBreaker } from "../../shared/circuit-breaker";
+import { DeadlineExceeded } from "../../shared/deadline";
 
 /**
  * A DynamoDB-API client for ScyllaDB's Alternator, signed with SigV4. Only
@@ -22,12 +24,16 @@ export class AlternatorError extends Error {
   }
 }
 
-export type AlternatorConfig = { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string };
+export type AlternatorConfig = { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; timeoutMs: number };
 
 export class Alternator {
   readonly #client: AwsClient;
 
-  constructor(private readonly config: AlternatorConfig) {
+  /** With a breaker, every call, table checks included, goes through it. */
+  constructor(
+    private readonly config: AlternatorConfig,
+    private readonly breaker?: CircuitBreaker,
+  ) {
     // Retries are the caller's (shared/retries.ts) and the queue's, never the signer's.
     this.#client = new AwsClient({
       accessKeyId: config.accessKeyId,
@@ -39,19 +45,39 @@ export class Alternator {
   }
 
   async call<T = Record<string, unknown>>(operation: string, body: unknown): Promise<T> {
+    if (!this.breaker) return await this.#call<T>(operation, body);
+    // An answer the store chose (a failed condition, a bad request) is the store working: only the rest trips the breaker.
+    const outcome = await this.breaker.call(async () => {
+      try {
+        return { answer: await this.#call<T>(operation, body) };
+      } catch (error) {
+        if (error instanceof AlternatorError && !error.retryable) return { refusal: error };
+        throw error;
+      }
+    });
+    if ("refusal" in outcome) throw outcome.refusal;
+    return outcome.answer;
+  }
+
+  async #call<T>(operation: string, body: unknown): Promise<T> {
+    // The signal bounds the whole exchange, the body included: a store that accepts and never answers is cut off.
+    const signal = AbortSignal.timeout(this.config.timeoutMs);
+    let text: string;
     let response: Response;
     try {
       response = await this.#client.fetch(this.config.endpoint, {
         method: "POST",
         headers: { "content-type": "application/x-amz-json-1.0", "x-amz-target": `DynamoDB_20120810.${operation}` },
         body: JSON.stringify(body),
+        signal,
       });
+      // Alternator answers with application/x-amz-json-1.0, which the runtime does not treat as text.
+      text = new TextDecoder().decode(await response.arrayBuffer());
     } catch (error) {
+      if (signal.aborted) throw new DeadlineExceeded(`central store ${operation}`, this.config.timeoutMs);
       // A pooled connection the server had already closed fails like this; every call here is safe to repeat.
       throw new AlternatorError("NetworkError", 0, String(error));
     }
-    // Alternator answers with application/x-amz-json-1.0, which the runtime does not treat as text.
-    const text = new TextDecoder().decode(await response.arrayBuffer());
     const parsed = text === "" ? {} : (JSON.parse(text) as Record<string, unknown>);
     if (!response.ok) {
       const type = String(parsed.__type ?? "UnknownError").split("#").pop()!;

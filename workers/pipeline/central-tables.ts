@@ -1,4 +1,5 @@
 import { config } from "../../shared/config";
+import { breakerFor } from "../lib/breakers";
 import { Alternator, AlternatorError } from "./alternator";
 import { CentralStore } from "./central-store";
 
@@ -18,14 +19,19 @@ const ready = new Map<string, Promise<void>>();
 
 /** The central store, its tables created on first use; null when ALTERNATOR_ENDPOINT is empty (the store is off). */
 export async function centralStore(env: Env): Promise<CentralStore | null> {
-  const { ALTERNATOR_ENDPOINT: endpoint, ALTERNATOR_REGION: region, ALTERNATOR_TABLE_PREFIX: prefix } = config(env);
+  const settings = config(env);
+  const { ALTERNATOR_ENDPOINT: endpoint, ALTERNATOR_REGION: region, ALTERNATOR_TABLE_PREFIX: prefix } = settings;
   if (!endpoint) return null;
-  const db = new Alternator({
-    endpoint,
-    region,
-    accessKeyId: env.ALTERNATOR_ACCESS_KEY_ID ?? "plaudit",
-    secretAccessKey: env.ALTERNATOR_SECRET_ACCESS_KEY ?? "plaudit",
-  });
+  const db = new Alternator(
+    {
+      endpoint,
+      region,
+      accessKeyId: env.ALTERNATOR_ACCESS_KEY_ID ?? "plaudit",
+      secretAccessKey: env.ALTERNATOR_SECRET_ACCESS_KEY ?? "plaudit",
+      timeoutMs: settings.CENTRAL_STORE_TIMEOUT_MS,
+    },
+    breakerFor(env, "central_store"),
+  );
   const store = new CentralStore(db, prefix);
   const key = `${endpoint}|${store.counters}`;
   let tables = ready.get(key);

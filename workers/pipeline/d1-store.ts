@@ -1,7 +1,8 @@
 import type { Counts } from "../../shared/counters";
 import type { CountSnapshot } from "../../shared/emissions";
 import { countDatabases } from "../lib/count-databases";
-import { executeBatch, queryAll } from "../lib/d1";
+import { indexDraw } from "../../shared/item-index";
+import { d1 } from "../lib/d1";
 import { readStoredCounts as readMany, splitItem } from "../lib/stored-counts";
 
 export { splitItem };
@@ -17,14 +18,27 @@ const UPSERT = `INSERT INTO item_counts (item_type, item_id, likes, views, share
         seq = excluded.seq, updated_at = excluded.updated_at
     WHERE excluded.seq > item_counts.seq`;
 
-/** Writes one database's share of a batch's snapshots in one `batch()` (one transaction). */
-export async function writeSnapshots(db: D1Database, snapshots: ReadonlyMap<string, CountSnapshot>, now = Date.now()): Promise<void> {
-  const statement = db.prepare(UPSERT);
-  await executeBatch(
-    "aggregator",
-    db,
-    [...snapshots].map(([item, { seq, counts }]) => statement.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now)),
-  );
+/** An item counted for the first time enters the index; after that the statement writes nothing. */
+const INDEX = "INSERT OR IGNORE INTO item_index (draw, item) VALUES (?, ?)";
+
+/**
+ * Writes one database's share of a batch in one `batch()` (one transaction):
+ * the snapshots of the items it holds the counts of, and the index rows of
+ * the items it indexes (`indexed`, items whose counts live in another database).
+ */
+export async function writeSnapshots(
+  env: Env,
+  db: D1Database,
+  snapshots: ReadonlyMap<string, CountSnapshot>,
+  indexed: readonly string[] = [...snapshots.keys()],
+  now = Date.now(),
+): Promise<void> {
+  const upsert = db.prepare(UPSERT);
+  const index = db.prepare(INDEX);
+  await d1(env, db, "aggregator").batch([
+    ...[...snapshots].map(([item, { seq, counts }]) => upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now)),
+    ...indexed.map((item) => index.bind(indexDraw(item), item)),
+  ]);
 }
 
 /** The item's stored snapshot, from the database that holds it (for reconciliation and the tests). */
@@ -39,8 +53,7 @@ export async function readStoredCounts(env: Env, item: string): Promise<{ seq: n
 export async function recentItems(env: Env, since: number, limit: number): Promise<string[]> {
   const perDatabase = await Promise.all(
     countDatabases(env).map((db) =>
-      queryAll<{ item_type: string; item_id: string; updated_at: number }>(
-        "reconcile",
+      d1(env, db, "reconcile").all<{ item_type: string; item_id: string; updated_at: number }>(
         db.prepare("SELECT item_type, item_id, updated_at FROM item_counts WHERE updated_at >= ? ORDER BY updated_at DESC LIMIT ?").bind(since, limit),
       ),
     ),

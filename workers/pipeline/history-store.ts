@@ -1,5 +1,5 @@
 import type { CountSnapshot } from "../../shared/emissions";
-import { executeBatch } from "../lib/d1";
+import { d1 } from "../lib/d1";
 import { splitItem } from "./d1-store";
 
 /** `2026-12-01`: the UTC day a time falls in. */
@@ -19,6 +19,7 @@ export function utcDay(ms: number): string {
  * several D1 databases routes each item's history with its counts.
  */
 export async function writeHistory(
+  env: Env,
   db: D1Database,
   snapshots: ReadonlyMap<string, CountSnapshot>,
   now = Date.now(),
@@ -34,9 +35,7 @@ export async function writeHistory(
   );
   const day = utcDay(now);
   const entries = [...snapshots];
-  const results = await executeBatch(
-    "aggregator",
-    db,
+  const results = await d1(env, db, "aggregator").batch(
     entries.map(([item, { seq, counts, unique_viewers }]) => {
       const [type, id] = splitItem(item);
       return statement.bind(type, id, day, counts.likes, counts.saves, counts.views, counts.shares, unique_viewers ?? null, seq, now);

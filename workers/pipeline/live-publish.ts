@@ -2,7 +2,7 @@ import type { CountSnapshot } from "../../shared/emissions";
 import type { LiveUpdate } from "../../shared/live";
 import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
-import { queryAll } from "../lib/d1";
+import { d1 } from "../lib/d1";
 import { liveHub } from "../lib/objects";
 
 /**
@@ -17,8 +17,7 @@ import { liveHub } from "../lib/objects";
 export async function publishLive(env: Env, snapshots: ReadonlyMap<string, CountSnapshot>): Promise<void> {
   if (snapshots.size === 0) return;
   try {
-    const results = await queryAll<{ item: string; hub: number }>(
-      "aggregator",
+    const results = await d1(env, env.DB, "aggregator").all<{ item: string; hub: number }>(
       env.DB.prepare("SELECT item, hub FROM live_watchers WHERE item IN (SELECT value FROM json_each(?))").bind(JSON.stringify([...snapshots.keys()])),
     );
     const byHub = Map.groupBy(results, (row) => row.hub);

@@ -17,5 +17,5 @@ export function originStub(env: Env, origin: Origin): { ackEmissions(emissions: 
   ];
   const label = LABELS[origin.ns];
   if (!namespace || !label) return null;
-  return counted(namespace.get(namespace.idFromName(origin.name)), "aggregator", label);
+  return counted(env, namespace.get(namespace.idFromName(origin.name)), "aggregator", label);
 }

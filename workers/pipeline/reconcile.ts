@@ -1,15 +1,16 @@
+import { config } from "../../shared/config";
 import { log } from "../../shared/log";
 import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
-import { execute } from "../lib/d1";
+import { d1 } from "../lib/d1";
 import { itemCounter } from "../lib/objects";
 import { centralStore } from "./central-tables";
 import { readStoredCounts, recentItems } from "./d1-store";
 import { settleAll } from "./settle";
+import { nextSweepShare } from "./sweep";
 
-/** Items whose D1 counts changed within this window are sampled. */
+/** Items whose D1 counts changed within this window are checked. */
 const WINDOW_MS = 15 * 60_000;
-const SAMPLE_SIZE = 200;
 const CONCURRENCY = 8;
 
 type ObjectState = { seq: number; ackedSeq: number; counts: Counts };
@@ -20,14 +21,17 @@ type Stored = { seq: number; counts: Counts } | null;
  * behind but has not lost anything acknowledged (an emission is on its way).
  * "drift": the store disagrees with a snapshot it should hold.
  */
-export type Verdict = { kind: "ok" } | { kind: "lag" } | { kind: "drift"; difference: number };
+export type Verdict = { kind: "ok" } | { kind: "lag" } | { kind: "drift"; difference: number; relative: number };
 
 export function compare(object: ObjectState, stored: Stored): Verdict {
   const seq = stored?.seq ?? 0;
-  const difference = Math.max(...COUNTER_TYPES.map((c) => Math.abs(object.counts[c] - (stored?.counts[c] ?? 0))));
-  if (seq === object.seq) return difference === 0 ? { kind: "ok" } : { kind: "drift", difference };
+  const gaps = COUNTER_TYPES.map((c) => ({ gap: Math.abs(object.counts[c] - (stored?.counts[c] ?? 0)), truth: object.counts[c] }));
+  const difference = Math.max(...gaps.map(({ gap }) => gap));
+  // Drift as |count - truth| / truth; a count that should be 0 and is not counts its whole gap.
+  const relative = Math.max(...gaps.map(({ gap, truth }) => gap / Math.max(truth, 1)));
+  if (seq === object.seq) return difference === 0 ? { kind: "ok" } : { kind: "drift", difference, relative };
   // Below what the store acknowledged, or ahead of the object: the store lost or invented a snapshot.
-  if (seq < object.ackedSeq || seq > object.seq) return { kind: "drift", difference };
+  if (seq < object.ackedSeq || seq > object.seq) return { kind: "drift", difference, relative };
   return { kind: "lag" };
 }
 
@@ -38,22 +42,41 @@ export type RunSummary = {
   d1Drift: number;
   centralDrift: number;
   maxDifference: number;
+  /** The largest |count - truth| / truth among the drifted items. */
+  maxRelativeDrift: number;
+  /** Every item ever counted has been checked since this time. */
+  oldestCheckAt: number;
 };
 
 /**
- * Compares recently updated items in every D1 count database and the central store with their
- * objects, and asks every drifted item's object for a fresh snapshot (a new
- * sequence number, so the stores take it over the wrong value). Safe to run
- * twice at once: a repair is only an extra snapshot, which the stores apply
- * idempotently. Each run is recorded in `reconciliation_runs` (in `DB`).
+ * Compares items in every D1 count database and the central store with their
+ * objects: those updated recently, and the next share of the walk over the
+ * index of every item ever counted (so an item quiet for years, or whose
+ * count row was lost, is still reached). Asks every drifted item's object for
+ * a fresh snapshot (a new sequence number, so the stores take it over the
+ * wrong value). Safe to run twice at once: a repair is only an extra
+ * snapshot, which the stores apply idempotently. Each run is recorded in
+ * `reconciliation_runs` (in `DB`).
  */
 export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary> {
-  const items = await recentItems(env, now - WINDOW_MS, SAMPLE_SIZE);
+  const settings = config(env);
+  const recent = await recentItems(env, now - WINDOW_MS, settings.RECONCILE_RECENT_ITEMS);
+  const sweep = await nextSweepShare(env, settings.RECONCILE_SWEEP_ITEMS, now);
+  const items = [...new Set([...recent, ...sweep.items])];
   const central = await centralStore(env).catch((error: unknown) => {
     log("error", "reconcile_central_unavailable", { error: String(error) });
     return null;
   });
-  const summary: RunSummary = { itemsChecked: 0, itemsRepaired: 0, itemsLagging: 0, d1Drift: 0, centralDrift: 0, maxDifference: 0 };
+  const summary: RunSummary = {
+    itemsChecked: 0,
+    itemsRepaired: 0,
+    itemsLagging: 0,
+    d1Drift: 0,
+    centralDrift: 0,
+    maxDifference: 0,
+    maxRelativeDrift: 0,
+    oldestCheckAt: sweep.oldestCheckAt,
+  };
 
   const results = await settleAll(items, CONCURRENCY, async (item) => {
     const stub = itemCounter(env, item, "reconcile");
@@ -78,11 +101,13 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     if (verdicts.central.kind === "drift") summary.centralDrift++;
     if (drifted.length > 0) summary.itemsRepaired++;
     else if (verdicts.d1.kind === "lag" || verdicts.central.kind === "lag") summary.itemsLagging++;
-    for (const { difference } of drifted) summary.maxDifference = Math.max(summary.maxDifference, difference);
+    for (const { difference, relative } of drifted) {
+      summary.maxDifference = Math.max(summary.maxDifference, difference);
+      summary.maxRelativeDrift = Math.max(summary.maxRelativeDrift, relative);
+    }
   }
 
-  await execute(
-    "reconcile",
+  await d1(env, env.DB, "reconcile").run(
     env.DB.prepare(
       `INSERT INTO reconciliation_runs
          (started_at, finished_at, items_checked, items_repaired, items_lagging, d1_drift, central_drift, max_difference)

@@ -1,4 +1,5 @@
 import { config } from "../../shared/config";
+import { d1 } from "../lib/d1";
 import { unavailable } from "../lib/errors";
 import { TtlCache } from "./ttl-cache";
 
@@ -8,9 +9,9 @@ const pair = (blocker: string, blocked: string) => `${blocker}>${blocked}`;
 
 /** When the block was recorded (ms), or null when there is none. Read from D1, never from the cache. */
 export async function storedBlock(env: Env, blocker: string, blocked: string): Promise<number | null> {
-  const row = await env.DB.prepare("SELECT created_at FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2")
-    .bind(blocker, blocked)
-    .first<{ created_at: number }>();
+  const row = await d1(env, env.DB, "blocks").first<{ created_at: number }>(
+    env.DB.prepare("SELECT created_at FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2").bind(blocker, blocked),
+  );
   return row?.created_at ?? null;
 }
 
@@ -36,18 +37,18 @@ export async function isBlocked(env: Env, blocker: string, blocked: string): Pro
 
 /** Records a block (again: keeps the first time). Returns when it was first recorded. */
 export async function recordBlock(env: Env, blocker: string, blocked: string, now: number): Promise<number> {
-  const row = await env.DB.prepare(
-    `INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?1, ?2, ?3)
-     ON CONFLICT (blocker_id, blocked_id) DO UPDATE SET created_at = created_at RETURNING created_at`,
-  )
-    .bind(blocker, blocked, now)
-    .first<{ created_at: number }>();
+  const row = await d1(env, env.DB, "blocks").first<{ created_at: number }>(
+    env.DB.prepare(
+      `INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?1, ?2, ?3)
+       ON CONFLICT (blocker_id, blocked_id) DO UPDATE SET created_at = created_at RETURNING created_at`,
+    ).bind(blocker, blocked, now),
+  );
   cache.put(pair(blocker, blocked), true, config(env).PRIVACY_CACHE_TTL_MS, now);
   return row?.created_at ?? now;
 }
 
 /** Lifts a block; lifting one that does not exist is not an error. */
 export async function liftBlock(env: Env, blocker: string, blocked: string, now: number): Promise<void> {
-  await env.DB.prepare("DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2").bind(blocker, blocked).run();
+  await d1(env, env.DB, "blocks").run(env.DB.prepare("DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2").bind(blocker, blocked));
   cache.put(pair(blocker, blocked), false, config(env).PRIVACY_CACHE_TTL_MS, now);
 }

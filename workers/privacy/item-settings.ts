@@ -1,4 +1,5 @@
 import { config } from "../../shared/config";
+import { d1 } from "../lib/d1";
 import { UNKNOWN_ITEM, type ItemSettings, type Visibility } from "../../shared/privacy";
 import { unavailable } from "../lib/errors";
 import { TtlCache } from "./ttl-cache";
@@ -56,7 +57,7 @@ export async function readSettings(env: Env, keys: readonly string[]): Promise<M
   await Promise.all(
     [...databasesOf(env, missing)].map(async ([db, group]) => {
       try {
-        const { results } = await db.prepare(SELECT).bind(JSON.stringify(group.map(splitKey))).all<Row>();
+        const results = await d1(env, db, "item_settings").all<Row>(db.prepare(SELECT).bind(JSON.stringify(group.map(splitKey))));
         const rows = new Map(results.map((row) => [`${row.item_type}:${row.item_id}`, settingsFromRow(row)]));
         for (const key of group) {
           const settings = rows.get(key) ?? UNKNOWN_ITEM;
@@ -79,10 +80,9 @@ export async function readSettings(env: Env, keys: readonly string[]): Promise<M
 export async function storedSettings(env: Env, key: string): Promise<{ settings: ItemSettings; updatedAt: number | null }> {
   const [db] = databasesOf(env, [key]).keys();
   const [type, id] = splitKey(key);
-  const row = await db!
-    .prepare("SELECT owner_id, visibility, hide_counts, updated_at FROM item_settings WHERE item_type = ?1 AND item_id = ?2")
-    .bind(type, id)
-    .first<SettingsColumns & { updated_at: number }>();
+  const row = await d1(env, db!, "item_settings").first<SettingsColumns & { updated_at: number }>(
+    db!.prepare("SELECT owner_id, visibility, hide_counts, updated_at FROM item_settings WHERE item_type = ?1 AND item_id = ?2").bind(type, id),
+  );
   return row ? { settings: settingsFromRow(row), updatedAt: row.updated_at } : { settings: UNKNOWN_ITEM, updatedAt: null };
 }
 
@@ -93,13 +93,14 @@ export async function storedSettings(env: Env, key: string): Promise<{ settings:
 export async function writeSettings(env: Env, key: string, settings: ItemSettings, now: number): Promise<void> {
   const [db] = databasesOf(env, [key]).keys();
   const [type, id] = splitKey(key);
-  await db!
-    .prepare(
-      `INSERT INTO item_settings (item_type, item_id, owner_id, visibility, hide_counts, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-       ON CONFLICT (item_type, item_id) DO UPDATE SET owner_id = excluded.owner_id, visibility = excluded.visibility,
-         hide_counts = excluded.hide_counts, updated_at = excluded.updated_at`,
-    )
-    .bind(type, id, settings.owner, settings.visibility, settings.hideCounts ? 1 : 0, now)
-    .run();
+  await d1(env, db!, "item_settings").run(
+    db!
+      .prepare(
+        `INSERT INTO item_settings (item_type, item_id, owner_id, visibility, hide_counts, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (item_type, item_id) DO UPDATE SET owner_id = excluded.owner_id, visibility = excluded.visibility,
+           hide_counts = excluded.hide_counts, updated_at = excluded.updated_at`,
+      )
+      .bind(type, id, settings.owner, settings.visibility, settings.hideCounts ? 1 : 0, now),
+  );
   rememberSettings(env, key, settings, now);
 }

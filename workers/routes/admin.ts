@@ -1,7 +1,7 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { ItemDescription } from "../../shared/contracts";
 import { config } from "../../shared/config";
-import { itemKey } from "../../shared/counters";
+import { itemKey, type ItemType } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
 import { AdminItemParams, AdminUserParams } from "../../shared/schemas";
 import { itemCounter, userLikes } from "../lib/objects";
@@ -23,8 +23,17 @@ admin.get("/v1/admin/users/:user_id", requireService, async (c) => {
 /** Operators' view of one item: counts, whether it is hot, its children's last reports, its write rate. */
 admin.get("/v1/admin/items/:item_type/:item_id", requireService, async (c) => {
   const { item_type, item_id } = readParams(c, AdminItemParams);
-  const description = await withRetries(
-    async (): Promise<ItemDescription> => await itemCounter(c.env, itemKey(item_type, item_id), routeLabel(c)).describe(),
-  );
-  return c.json({ item_id, item_type, ...description });
+  return c.json({ item_id, item_type, ...(await describeItem(c, item_type, item_id)) });
 });
+
+/** The host app expects the item to be hot: it is split now, before its likes come. */
+admin.post("/v1/admin/items/:item_type/:item_id/hot", requireService, async (c) => {
+  const { item_type, item_id } = readParams(c, AdminItemParams);
+  // Splitting twice changes nothing, so a retry is safe.
+  await withRetries(async () => await itemCounter(c.env, itemKey(item_type, item_id), routeLabel(c)).expectHot());
+  return c.json({ item_id, item_type, ...(await describeItem(c, item_type, item_id)) });
+});
+
+async function describeItem(c: Context<AppEnv>, itemType: ItemType, itemId: string): Promise<ItemDescription> {
+  return await withRetries(async () => await itemCounter(c.env, itemKey(itemType, itemId), routeLabel(c)).describe());
+}

@@ -20,7 +20,7 @@ history.get("/v1/history", readLimit, async (c) => {
   const { item_id, item_type, days } = readQuery(c, HistoryQuery);
   const key = itemKey(item_type, item_id);
   const rows = visibility(null, key).counts
-    ? await readHistory(countDatabaseFor(c.env, key), key, days).catch(() => {
+    ? await readHistory(c.env, countDatabaseFor(c.env, key), key, days).catch(() => {
         throw unavailable("The item's history cannot be read right now.");
       })
     : historyDays([], days, Date.now());

@@ -18,6 +18,7 @@ import type {
   ItemType,
   LikeResult,
   MyLikesResult,
+  PendingResult,
   SaveResult,
 } from "./types.js";
 
@@ -97,23 +98,27 @@ export class PlauditClient {
     this.#newKey = options.idempotencyKey ?? (() => crypto.randomUUID());
   }
 
-  /** Like an item: `liked`, or `already_liked` when the user already did (nothing counted). */
-  like(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<LikeResult> {
+  /**
+   * Like an item: `liked`, or `already_liked` when the user already did
+   * (nothing counted), or `pending` (202) when the user's object could not be
+   * reached in time and the like is kept to be applied later.
+   */
+  like(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<LikeResult | PendingResult> {
     return this.#onItem("POST", "/v1/like", itemId, itemType, options);
   }
 
-  /** Unlike an item: `unliked`, or `not_liked`. */
-  unlike(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<LikeResult> {
+  /** Unlike an item: `unliked`, or `not_liked` (`pending`, as for a like). */
+  unlike(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<LikeResult | PendingResult> {
     return this.#onItem("DELETE", "/v1/like", itemId, itemType, options);
   }
 
   /** Save an item: `saved`, or `already_saved` (nothing counted). */
-  save(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<SaveResult> {
+  save(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<SaveResult | PendingResult> {
     return this.#onItem("POST", "/v1/save", itemId, itemType, options);
   }
 
   /** Unsave an item: `unsaved`, or `not_saved`. */
-  unsave(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<SaveResult> {
+  unsave(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<SaveResult | PendingResult> {
     return this.#onItem("DELETE", "/v1/save", itemId, itemType, options);
   }
 

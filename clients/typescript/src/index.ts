@@ -19,6 +19,7 @@ export type {
   ItemSettingsResult,
   ItemType,
   LikeResult,
+  PendingResult,
   LiveMessage,
   MyLikesResult,
   SaveResult,

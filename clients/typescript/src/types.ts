@@ -35,6 +35,13 @@ export type SaveResult = {
   user_saved: boolean;
 };
 
+/**
+ * 202: the user's object could not be reached in time; the change is kept and
+ * applied later (unless the user acts on the item meanwhile: the newer action
+ * wins). `hasLiked` shows the outcome.
+ */
+export type PendingResult = { status: "pending" };
+
 export type EventResult = {
   status: "counted";
   count: number | null;

@@ -1,0 +1,47 @@
+import { env } from "cloudflare:workers";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { breakerFor, resetBreakers } from "../../workers/lib/breakers";
+import { freshId } from "./helpers";
+import { central, d1Counts, deliver, headEmission } from "./pipeline-helpers";
+
+const key = () => `post:${freshId()}`;
+
+/** The central store hangs: every call is cut off at its deadline, and the breaker opens after two failures. */
+const HANGING = {
+  ALTERNATOR_ENDPOINT: env.TEST_HANGING_ENDPOINT,
+  CENTRAL_STORE_TIMEOUT_MS: "100",
+  BREAKER_FAILURES: "2",
+  BREAKER_OPEN_MS: "200",
+} as unknown as Partial<Env>;
+/** The store is back, with the same breaker settings. */
+const RECOVERED = { ...HANGING, ALTERNATOR_ENDPOINT: env.ALTERNATOR_ENDPOINT } as Partial<Env>;
+
+describe("a central store that hangs", () => {
+  beforeEach(() => resetBreakers());
+
+  it("opens its breaker while D1 keeps being written, and after recovery every store is exact", async () => {
+    const [a, b] = [key(), key()];
+    const first = await deliver([headEmission(a, { seq: 1, counts: { likes: 3 } })], HANGING);
+    expect(first).toEqual({ acked: [], retried: ["m0"] });
+    expect(breakerFor(env, "central_store").state).not.toBe("closed");
+    expect((await d1Counts(a))?.counts.likes).toBe(3);
+
+    // With the breaker open the consumer does not wait on the store: D1 is still written, the message retried.
+    const second = await deliver([headEmission(b, { seq: 2, counts: { likes: 5 } })], HANGING);
+    expect(second).toEqual({ acked: [], retried: ["m0"] });
+    expect((await d1Counts(b))?.counts.likes).toBe(5);
+
+    // The redeliveries, once the store answers again: a probe closes the breaker and both items land.
+    const redelivered = [headEmission(a, { seq: 1, counts: { likes: 3 } }), headEmission(b, { seq: 2, counts: { likes: 5 } })];
+    await vi.waitFor(async () => expect(await deliver(redelivered, RECOVERED)).toEqual({ acked: ["m0", "m1"], retried: [] }), {
+      timeout: 10_000,
+      interval: 100,
+    });
+    expect(breakerFor(env, "central_store").state).toBe("closed");
+    const store = await central();
+    for (const [item, seq, likes] of [[a, 1, 3], [b, 2, 5]] as const) {
+      expect((await store.readCounts(item))?.counts.likes).toBe(likes);
+      expect(await d1Counts(item)).toMatchObject({ seq, counts: { likes } });
+    }
+  });
+});
