@@ -1,3 +1,4 @@
+import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
 
 /** The object kinds as metrics name them. */
@@ -73,14 +74,16 @@ export class MeteredStorage {
     this.#alarmAt = at;
     metrics.count("storage_alarms_set_total", { object: this.object });
     this.recorded();
-    void this.storage.setAlarm(at);
+    // Rejects only when the object itself is being reset (a deploy, an abort):
+    // its next start arms the alarm again from what is stored, so log and go on.
+    this.storage.setAlarm(at).catch((error: unknown) => log("warn", "set_alarm_failed", { object: this.object, error: String(error) }));
   }
 
   /** An idle object keeps no alarm: nothing wakes it until its next write. */
   clearAlarm(): void {
     if (this.#alarmAt === null) return;
     this.#alarmAt = null;
-    void this.storage.deleteAlarm();
+    this.storage.deleteAlarm().catch((error: unknown) => log("warn", "delete_alarm_failed", { object: this.object, error: String(error) }));
   }
 
   #exec(query: string, ...bindings: unknown[]) {
