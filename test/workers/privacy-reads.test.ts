@@ -1,5 +1,10 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, freshId, json, like, newUser } from "./helpers";
+import { zeroCounts } from "../../shared/counters";
+import { countDatabaseFor } from "../../workers/lib/count-databases";
+import { writeSnapshots } from "../../workers/pipeline/d1-store";
+import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
+import { scrape } from "./metrics-exposition";
 import { grantFor, setSettings } from "./privacy-helpers";
 
 const ZERO = { likes: 0, views: 0, shares: 0, saves: 0 };
@@ -50,6 +55,32 @@ describe("reads check each item for the viewer", () => {
     expect((await feedAs(items, owner.token))[`post:${secret}`]).toEqual({ ...ZERO, likes: likesOf(17) });
     expect(await countAs(secret, stranger.token)).toEqual(ZERO);
     expect(await countAs(secret, owner.token)).toEqual({ ...ZERO, likes: likesOf(17) });
+  });
+
+  it("reads a feed's settings in the same query as its counts: one query per database", async () => {
+    const owner = await newUser();
+    const items = Array.from({ length: 20 }, () => freshId());
+    const secret = items[3]!;
+    const db = countDatabaseFor(env, `post:${secret}`);
+    await writeSnapshots(env, db, new Map([[`post:${secret}`, { seq: 1, counts: { ...zeroCounts(), likes: 3 } }]]), [], Date.now());
+    // Written straight into the item's database, as another isolate would have: this isolate has not seen it.
+    await db
+      .prepare("INSERT INTO item_settings (item_type, item_id, owner_id, visibility, hide_counts, updated_at) VALUES ('post', ?1, ?2, 'private', 0, ?3)")
+      .bind(secret, owner.id, Date.now())
+      .run();
+    const service = await tokenFor(freshId(), { role: "service" });
+    const queries = async () =>
+      (await scrape(service))
+        .find((f) => f.name === "plaudit_d1_queries_total")!
+        .samples.filter((s) => s.labels.caller === "/v1/counts")
+        .reduce((sum, s) => sum + s.value, 0);
+    const before = await queries();
+    const stranger = await newUser();
+    const read = await feedAs(items, stranger.token);
+    expect(read[`post:${secret}`]).toEqual(ZERO);
+    const databases = new Set(items.map((item) => countDatabaseFor(env, `post:${item}`))).size;
+    expect((await queries()) - before).toBe(databases);
+    expect((await feedAs([secret], owner.token))[`post:${secret}`]).toEqual({ ...ZERO, likes: 3 });
   });
 
   it("shows a followers item only to its owner and to a viewer whose grant names the owner", async () => {

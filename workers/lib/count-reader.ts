@@ -5,6 +5,7 @@ import { metrics } from "../../metrics/recorder";
 import { CountCache, type CachedCounts } from "./count-cache";
 import { edgeGet, edgeLastKnown, edgePut } from "./edge-cache";
 import { itemCounter } from "./objects";
+import { rememberSettings } from "../privacy/item-settings";
 import { readStoredCounts } from "./stored-counts";
 
 /** What a read path needs from the request: bindings, and a way to work after the answer. */
@@ -154,9 +155,11 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
   }
   if (missing.length === 0) return reads;
   metrics.count("cache_lookups_total", { cache: "all", result: "miss" }, missing.length);
-  const { found, failed } = await readStoredCounts(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS);
+  const { found, settings, failed } = await readStoredCounts(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS);
   const unreadable = new Set(failed);
   const now = Date.now();
+  // The same query read the items' settings: the privacy check that follows finds them in this isolate.
+  for (const [key, itemSettings] of settings) rememberSettings(rt.env, key, itemSettings, now);
   for (const key of missing) {
     if (unreadable.has(key)) continue;
     const stored = found.get(key) ?? { counts: zeroCounts(), asOf: 0 };

@@ -1,19 +1,27 @@
 import type { Counts } from "../../shared/counters";
+import { UNKNOWN_ITEM, type ItemSettings } from "../../shared/privacy";
+import { settingsFromRow, type SettingsColumns } from "../privacy/item-settings";
 import { byCountDatabase } from "./count-databases";
 import { d1 } from "./d1";
 
 /** An item's row in the regional store: its counts, the snapshot's sequence, and when the aggregator wrote it. */
 export type StoredCounts = { counts: Counts; seq: number; asOf: number };
 
-type Row = { item_type: string; item_id: string; likes: number; views: number; shares: number; saves: number; seq: number; updated_at: number };
+type CountColumns = { counted: number; likes: number; views: number; shares: number; saves: number; seq: number; updated_at: number };
+type Row = CountColumns & SettingsColumns & { item_type: string; item_id: string };
 
 /**
- * Every item of a list in one statement: the pairs travel as one JSON
- * parameter (D1 allows 100 bound parameters; a feed has up to 100 items), and
- * the row-value IN lets SQLite look each one up by primary key.
+ * Every item of a list in one statement, with its settings: the pairs travel
+ * as one JSON parameter (D1 allows 100 bound parameters; a feed has up to 100
+ * items), one row comes back per item, and both joins look each item up by
+ * primary key. An item's settings live in the database that holds its
+ * counts, so a feed's privacy check costs no query of its own.
  */
-const SELECT = `SELECT item_type, item_id, likes, views, shares, saves, seq, updated_at FROM item_counts
-  WHERE (item_type, item_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))`;
+const SELECT = `SELECT w.item_type, w.item_id, c.item_id IS NOT NULL AS counted, c.likes, c.views, c.shares, c.saves, c.seq, c.updated_at,
+    s.owner_id, s.visibility, s.hide_counts
+  FROM (SELECT json_extract(value, '$[0]') AS item_type, json_extract(value, '$[1]') AS item_id FROM json_each(?1)) AS w
+  LEFT JOIN item_counts AS c ON c.item_type = w.item_type AND c.item_id = w.item_id
+  LEFT JOIN item_settings AS s ON s.item_type = w.item_type AND s.item_id = w.item_id`;
 
 /** `post:123` → `["post", "123"]`: D1 keeps type and id apart, ids as TEXT. */
 export function splitItem(item: string): [string, string] {
@@ -24,6 +32,8 @@ export function splitItem(item: string): [string, string] {
 export type StoreRead = {
   /** Items the store has a row for; an item it has no row for was never counted (zeros). */
   found: Map<string, StoredCounts>;
+  /** The settings of every item read (an item with no settings row is an unknown item). */
+  settings: Map<string, ItemSettings>;
   /** Items held by a database that failed or did not answer in time. */
   failed: string[];
 };
@@ -35,6 +45,7 @@ export type StoreRead = {
  */
 export async function readStoredCounts(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
   const found = new Map<string, StoredCounts>();
+  const settings = new Map<string, ItemSettings>();
   const failed: string[] = [];
   const groups = [...byCountDatabase(env, items, (item) => item)];
   await Promise.all(
@@ -42,13 +53,18 @@ export async function readStoredCounts(env: Env, items: readonly string[], calle
       try {
         const pairs = JSON.stringify(group.map(splitItem));
         const rows = await d1(env, db, caller, timeoutMs).all<Row>(db.prepare(SELECT).bind(pairs));
-        for (const row of rows) found.set(`${row.item_type}:${row.item_id}`, fromRow(row));
+        for (const row of rows) {
+          const key = `${row.item_type}:${row.item_id}`;
+          if (row.counted) found.set(key, fromRow(row));
+          settings.set(key, settingsFromRow(row));
+        }
+        for (const key of group) if (!settings.has(key)) settings.set(key, UNKNOWN_ITEM);
       } catch {
         failed.push(...group);
       }
     }),
   );
-  return { found, failed };
+  return { found, settings, failed };
 }
 
 function fromRow(row: Row): StoredCounts {

@@ -1,6 +1,7 @@
 import { config } from "../../shared/config";
 import { d1 } from "../lib/d1";
 import { UNKNOWN_ITEM, type ItemSettings, type Visibility } from "../../shared/privacy";
+import { byCountDatabase } from "../lib/count-databases";
 import { unavailable } from "../lib/errors";
 import { TtlCache } from "./ttl-cache";
 
@@ -15,9 +16,9 @@ export function settingsFromRow(row: SettingsColumns): ItemSettings {
   return { owner: row.owner_id, visibility: row.visibility as Visibility, hideCounts: row.hide_counts === 1 };
 }
 
-/** The database that holds an item's settings: the one that holds its counts, so one query reads both. */
+/** The database that holds an item's settings: the one that holds its counts, so the feed's one query reads both. */
 function databasesOf(env: Env, keys: readonly string[]): Map<D1Database, string[]> {
-  return new Map(keys.length > 0 ? [[env.DB, [...keys]]] : []);
+  return byCountDatabase(env, keys, (key) => key);
 }
 
 function splitKey(key: string): [string, string] {
@@ -46,7 +47,7 @@ type Row = SettingsColumns & { item_type: string; item_id: string };
  * isolate knew; with none known the read fails (503), because guessing
  * "public" could show a private item.
  */
-export async function readSettings(env: Env, keys: readonly string[]): Promise<Map<string, ItemSettings>> {
+export async function readSettings(env: Env, keys: readonly string[], caller = "item_settings"): Promise<Map<string, ItemSettings>> {
   const now = Date.now();
   const found = new Map<string, ItemSettings>();
   const missing = keys.filter((key) => {
@@ -57,7 +58,7 @@ export async function readSettings(env: Env, keys: readonly string[]): Promise<M
   await Promise.all(
     [...databasesOf(env, missing)].map(async ([db, group]) => {
       try {
-        const results = await d1(env, db, "item_settings").all<Row>(db.prepare(SELECT).bind(JSON.stringify(group.map(splitKey))));
+        const results = await d1(env, db, caller).all<Row>(db.prepare(SELECT).bind(JSON.stringify(group.map(splitKey))));
         const rows = new Map(results.map((row) => [`${row.item_type}:${row.item_id}`, settingsFromRow(row)]));
         for (const key of group) {
           const settings = rows.get(key) ?? UNKNOWN_ITEM;

@@ -26,12 +26,11 @@ const STALE_HEADER = "x-stale-data";
 counts.get("/v1/count", readLimit, optionalUser, identifyViewer, async (c) => {
   const { item_id, item_type, unique_viewers } = readQuery(c, CountQuery);
   const key = itemKey(item_type, item_id);
-  const [read, settings] = await Promise.all([
-    readCounts({ env: c.env, ctx: c.executionCtx }, key, "/v1/count").catch(() => {
-      throw unavailable("The item's counts cannot be read right now.");
-    }),
-    readSettings(c.env, [key]),
-  ]);
+  const read = await readCounts({ env: c.env, ctx: c.executionCtx }, key, "/v1/count").catch(() => {
+    throw unavailable("The item's counts cannot be read right now.");
+  });
+  // After the counts: a store read brought the settings along, so this is usually a cache hit.
+  const settings = await readSettings(c.env, [key], "/v1/count");
   if (read.stale) c.header(STALE_HEADER, "true");
   const shown = disclosure(settings.get(key)!, c.get("viewer"));
   const body: Partial<ShownCounts> = shownCounts(read.counts, shown);
@@ -59,7 +58,9 @@ async function batchCounts(
 ): Promise<{ counts: Record<string, Partial<ShownCounts> | null>; partial: boolean; stale: boolean }> {
   const types = counterTypes ? [...new Set(counterTypes)] : COUNTER_TYPES;
   const keys = [...new Set(items.map((i) => itemKey(i.item_type, i.item_id)))];
-  const [reads, settings] = await Promise.all([readMany({ env: c.env, ctx: c.executionCtx }, keys, route), readSettings(c.env, keys)]);
+  const reads = await readMany({ env: c.env, ctx: c.executionCtx }, keys, route);
+  // After the counts: the store's query read the settings of every item it read, so this queries only for items a cache served.
+  const settings = await readSettings(c.env, keys, route);
   const viewer = c.get("viewer");
   const result: Record<string, Partial<ShownCounts> | null> = {};
   const revealed: Record<string, Partial<ShownCounts> | null> = {};
