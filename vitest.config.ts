@@ -89,7 +89,7 @@ export default defineConfig({
       workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS),
       workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS),
       workerdProject("grow", ["test/grow/**/*.test.ts"], GROW_BINDINGS),
-      workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts"], TWO_DATABASES),
+      workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts", "test/workers/rebuild.test.ts"], TWO_DATABASES),
       {
         // Checks that need Node rather than workerd (tools that compile code at run time, child processes).
         test: {

@@ -6,12 +6,12 @@ import type { EdgeChange } from "../shared/edges";
 import { itemObjectName, shardObjectName } from "../shared/object-names";
 import { HEAD, homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
-import type { ApplyResult, EventPermit, ImportedEdge, ImportOutcome, ToggleLimits, ToggleRequest, ToggleResult } from "../shared/contracts";
+import type { ApplyResult, EventPermit, ImportedEdge, ImportOutcome, ToggleLimits, ToggleRequest, ToggleResult, UserEdge } from "../shared/contracts";
 import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
 import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema } from "./lib/sql-schema";
 import { MIGRATIONS } from "./lib/user-likes-schema";
-import { ownLikes, type OwnLikesPage } from "./lib/own-likes";
+import { edgesAfter, ownLikes, type OwnLikesPage } from "./lib/own-likes";
 import { applyImports, recordAction, writeUserEdge } from "./lib/user-edges";
 import type { OwnLikesPosition } from "../shared/own-likes";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
@@ -192,6 +192,11 @@ export class UserLikes extends DurableObject<Env> {
   /** One page of the user's own likes, newest first (lib/own-likes.ts). */
   ownLikes(page: OwnLikesPage): OwnLikesPosition[] {
     return this.#schema.ready ? ownLikes(this.#storage.sql, page) : [];
+  }
+
+  /** The user's edges after `after`, in key order, for a rebuild of the central store (lib/own-likes.ts). Writes nothing. */
+  edges(after: { item: string; counter: string } | null, limit: number): UserEdge[] {
+    return this.#schema.ready ? edgesAfter(this.#storage.sql, after, limit) : [];
   }
 
   /** Changes the item side has not yet acknowledged (for operators and tests). */

@@ -25,6 +25,9 @@ export type ImportedEdge = { item: string; on: boolean; at: number };
  */
 export type ImportOutcome = "applied" | "duplicate" | "superseded";
 
+/** One of a user's edges as the user's object holds it (the truth a rebuild copies); `at` is 0 for edges stored before edges kept their time. */
+export type UserEdge = { item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number; at: number };
+
 export type EventPermit = { allowed: true } | { allowed: false; retryAfter: number };
 
 export type ToggleResult =

@@ -18,3 +18,15 @@ export function indexDatabaseIndex(item: string, databases: number): number {
 export function indexDraw(item: string): number {
   return fnv1a(`index:${item}`);
 }
+
+/**
+ * A user's place in the walk over the index of users, and so (modulo the
+ * number of databases) which database holds its row.
+ * WARNING: never change it on a live deployment: rows sit where it says.
+ */
+export function userIndexDraw(user: string): number {
+  return fnv1a(`users:${user}`);
+}
+
+/** Draws are 32-bit hashes, spread evenly: a walk's cursor over this is how far it has gone. */
+export const DRAW_RANGE = 2 ** 32;

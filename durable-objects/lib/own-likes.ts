@@ -1,3 +1,4 @@
+import type { UserEdge } from "../../shared/contracts";
 import type { OwnLikesPosition } from "../../shared/own-likes";
 import type { Sql } from "./metered-storage";
 
@@ -23,6 +24,24 @@ export function ownLikes(sql: Sql, page: OwnLikesPage): OwnLikesPosition[] {
       prefix,
       prefix,
       page.limit,
+    )
+    .toArray();
+}
+
+/**
+ * The user's edges after `after` (item, counter) in key order, liked or not,
+ * for a rebuild of the central store. Edges never emitted (sequence 0: an
+ * unlike of an edge the user never had, kept only for I6) are left out:
+ * no store ever held them.
+ */
+export function edgesAfter(sql: Sql, after: { item: string; counter: string } | null, limit: number): UserEdge[] {
+  const from = after ?? { item: "", counter: "" };
+  return sql
+    .exec<UserEdge>(
+      `SELECT item, counter, state, inc, seq, at FROM edges WHERE (item, counter) > (?, ?) AND seq > 0 ORDER BY item, counter LIMIT ?`,
+      from.item,
+      from.counter,
+      limit,
     )
     .toArray();
 }

@@ -39,7 +39,7 @@ async function readCosts() {
 /** Stores counts for items as the aggregator would: each in its own database, with a sequence. */
 async function storeCounts(counts: ReadonlyMap<string, number>, seq = 1, now = Date.now()): Promise<void> {
   for (const [db, group] of byCountDatabase(env, [...counts], ([item]) => item)) {
-    await writeSnapshots(env, db, new Map(group.map(([item, likes]) => [item, { seq, counts: { ...zeroCounts(), likes } }])), [], now);
+    await writeSnapshots(env, db, new Map(group.map(([item, likes]) => [item, { seq, counts: { ...zeroCounts(), likes } }])), { items: [] }, now);
   }
 }
 

@@ -1,6 +1,6 @@
 import { config } from "../../shared/config";
 import { countDatabaseBinding, countDatabaseIndex } from "../../shared/count-databases";
-import { indexDatabaseIndex } from "../../shared/item-index";
+import { indexDatabaseIndex, userIndexDraw } from "../../shared/item-index";
 
 /**
  * The K databases that hold the items' counts (COUNT_DATABASES), in index
@@ -40,4 +40,10 @@ export function byCountDatabase<T>(env: Env, entries: readonly T[], item: (entry
 export function indexDatabaseFor(env: Env, item: string): D1Database {
   const databases = countDatabases(env);
   return databases[indexDatabaseIndex(item, databases.length)]!;
+}
+
+/** The database that holds this user's row of the index of users. */
+export function userIndexDatabaseFor(env: Env, user: string): D1Database {
+  const databases = countDatabases(env);
+  return databases[userIndexDraw(user) % databases.length]!;
 }

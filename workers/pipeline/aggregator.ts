@@ -6,7 +6,7 @@ import { centralStore } from "./central-tables";
 import { writeSnapshots } from "./d1-store";
 import { writeHistory } from "./history-store";
 import { publishLive } from "./live-publish";
-import { countDatabaseFor, indexDatabaseFor } from "../lib/count-databases";
+import { countDatabaseFor, indexDatabaseFor, userIndexDatabaseFor } from "../lib/count-databases";
 import { Emission, edgeVersion, type CountSnapshot } from "../../shared/emissions";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";
@@ -62,23 +62,32 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
   };
 
   // Each item's counts and history go to its own database, its index row to
-  // the next one, all databases in parallel; a database that fails retries
-  // only the messages of the items it counts or indexes.
+  // the next one, the index rows of users this isolate has not indexed yet
+  // to theirs, all databases in parallel; a database that fails retries only
+  // the messages of the items it counts or indexes and of the users it indexes.
   const newest = new Map<string, CountSnapshot>();
-  const shares = new Map<D1Database, { counted: typeof snapshots; indexed: typeof snapshots }>();
-  const share = (db: D1Database) => shares.get(db) ?? shares.set(db, { counted: [], indexed: [] }).get(db)!;
+  type Share = { counted: typeof snapshots; indexed: typeof snapshots; users: Map<string, Planned<unknown>[]> };
+  const shares = new Map<D1Database, Share>();
+  const share = (db: D1Database) => shares.get(db) ?? shares.set(db, { counted: [], indexed: [], users: new Map() }).get(db)!;
   for (const entry of snapshots) {
     share(countDatabaseFor(env, entry.key)).counted.push(entry);
     share(indexDatabaseFor(env, entry.key)).indexed.push(entry);
   }
+  for (const { planned } of edges) {
+    const user = planned.value.edge[0];
+    if (cache?.covers(userIndexKey(user), 1)) continue;
+    const users = share(userIndexDatabaseFor(env, user)).users;
+    users.set(user, [...(users.get(user) ?? []), planned]);
+  }
   await Promise.all(
-    [...shares].map(async ([db, { counted, indexed }]) => {
+    [...shares].map(async ([db, { counted, indexed, users }]) => {
       const fresh = new Map(counted.map(({ key: item, planned }) => [item, planned.value]));
       try {
-        await writeSnapshots(env, db, fresh, indexed.map(({ key }) => key));
+        await writeSnapshots(env, db, fresh, { items: indexed.map(({ key }) => key), users: [...users.keys()] });
+        for (const user of users.keys()) cache?.remember(userIndexKey(user), 1);
         for (const [item, snapshot] of await writeHistory(env, db, fresh)) newest.set(item, snapshot);
       } catch (error) {
-        for (const { planned } of [...counted, ...indexed]) fail(planned, error, "d1");
+        for (const planned of [...[...counted, ...indexed].map((entry) => entry.planned), ...[...users.values()].flat()]) fail(planned, error, "d1");
       }
     }),
   );
@@ -120,6 +129,9 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
     ms: Date.now() - started,
   });
 }
+
+/** The written-cache entry that says a user's index row is stored. */
+const userIndexKey = (user: string) => `u\u0000${user}`;
 
 /**
  * Tells each object which of its emissions are now in both stores: one call

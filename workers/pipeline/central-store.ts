@@ -15,7 +15,7 @@ export type StoredEdge = { state: number; version: number; liked_at: number | nu
  * liked and removed once it is not, which keeps the likers index sparse; an
  * edge emitted before edges kept their time leaves it as it was.
  */
-function edgeUpdate(table: string, key: Record<string, { S: string }>, [, , state, inc, seq, at]: EmittedEdge): Record<string, unknown> {
+function edgeUpdate(table: string, key: Record<string, { S: string }>, [, , state, inc, seq, at]: EmittedEdge, onlyOverExisting = false): Record<string, unknown> {
   const names: Record<string, string> = { "#state": "state", "#version": "version" };
   const values: Record<string, { N: string }> = { ":state": { N: String(state) }, ":version": { N: String(edgeVersion(inc, seq)) } };
   let update = "SET #state = :state, #version = :version";
@@ -32,7 +32,7 @@ function edgeUpdate(table: string, key: Record<string, { S: string }>, [, , stat
     TableName: table,
     Key: key,
     UpdateExpression: update,
-    ConditionExpression: "attribute_not_exists(#version) OR #version < :version",
+    ConditionExpression: onlyOverExisting ? "attribute_exists(#version) AND #version < :version" : "attribute_not_exists(#version) OR #version < :version",
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
@@ -83,13 +83,46 @@ export class CentralStore {
    * completes the other; "stale" only when neither needed writing.
    */
   async writeEdge(item: string, edge: EmittedEdge): Promise<WriteOutcome> {
+    return await this.#writeEdge(item, edge, false);
+  }
+
+  /**
+   * A rebuild's write of an edge copied from its user's object: as the
+   * pipeline writes it, except that an edge not liked only overwrites a row
+   * the store holds, so a store rebuilt from nothing holds no rows for likes
+   * that were undone (the pipeline's unlike of them may never have reached it).
+   */
+  async rebuildEdge(item: string, edge: EmittedEdge): Promise<WriteOutcome> {
+    return await this.#writeEdge(item, edge, edge[2] === 0);
+  }
+
+  async #writeEdge(item: string, edge: EmittedEdge, onlyOverExisting: boolean): Promise<WriteOutcome> {
     const [user, counter] = edge;
     const edgeKey = `${item}:${counter}`;
     const [byUser, byItem] = await Promise.all([
-      this.#conditional(edgeUpdate(this.userLikes, { user: { S: user }, item: { S: edgeKey } }, edge)),
-      this.#conditional(edgeUpdate(this.itemLikes, { item: { S: edgeKey }, user: { S: user } }, edge)),
+      this.#conditional(edgeUpdate(this.userLikes, { user: { S: user }, item: { S: edgeKey } }, edge, onlyOverExisting)),
+      this.#conditional(edgeUpdate(this.itemLikes, { item: { S: edgeKey }, user: { S: user } }, edge, onlyOverExisting)),
     ]);
     return byUser === "written" || byItem === "written" ? "written" : "stale";
+  }
+
+  /**
+   * One page of the distinct users holding edges, by a scan of the user-to-items
+   * table (for a backfill of the index of users); `after` is the previous
+   * page's last key, and none is returned at the end of the table.
+   */
+  async scanUsers(after: Record<string, { S: string }> | undefined, limit: number): Promise<{ users: string[]; after?: Record<string, { S: string }> }> {
+    const page = await withRetries(() =>
+      this.#db.call<{ Items?: { user?: { S?: string } }[]; LastEvaluatedKey?: Record<string, { S: string }> }>("Scan", {
+        TableName: this.userLikes,
+        ProjectionExpression: "#user",
+        ExpressionAttributeNames: { "#user": "user" },
+        Limit: limit,
+        ...(after ? { ExclusiveStartKey: after } : {}),
+      }),
+    );
+    const users = [...new Set((page.Items ?? []).flatMap(({ user }) => (user?.S ? [user.S] : [])))];
+    return { users, ...(page.LastEvaluatedKey ? { after: page.LastEvaluatedKey } : {}) };
   }
 
   async readCounts(item: string): Promise<{ seq: number; counts: Counts } | null> {

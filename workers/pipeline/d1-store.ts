@@ -1,7 +1,7 @@
 import type { Counts } from "../../shared/counters";
 import type { CountSnapshot } from "../../shared/emissions";
 import { countDatabases } from "../lib/count-databases";
-import { indexDraw } from "../../shared/item-index";
+import { indexDraw, userIndexDraw } from "../../shared/item-index";
 import { d1 } from "../lib/d1";
 import { readStoredCounts as readMany, splitItem } from "../lib/stored-counts";
 
@@ -18,27 +18,38 @@ const UPSERT = `INSERT INTO item_counts (item_type, item_id, likes, views, share
         seq = excluded.seq, updated_at = excluded.updated_at
     WHERE excluded.seq > item_counts.seq`;
 
-/** An item counted for the first time enters the index; after that the statement writes nothing. */
+/** An item counted (or a user seen) for the first time enters its index; after that the statement writes nothing. */
 const INDEX = "INSERT OR IGNORE INTO item_index (draw, item) VALUES (?, ?)";
+const USER_INDEX = "INSERT OR IGNORE INTO user_index (draw, user) VALUES (?, ?)";
+
+/** The index rows a database holds besides its counts: items whose counts live in another database, and users. */
+export type IndexRows = { items?: readonly string[]; users?: readonly string[] };
 
 /**
  * Writes one database's share of a batch in one `batch()` (one transaction):
- * the snapshots of the items it holds the counts of, and the index rows of
- * the items it indexes (`indexed`, items whose counts live in another database).
+ * the snapshots of the items it holds the counts of, and the index rows it
+ * holds (items by default: those of the snapshots). Answers how many rows it
+ * changed: a snapshot no newer than the stored one, or an index row already
+ * there, changes none.
  */
 export async function writeSnapshots(
   env: Env,
   db: D1Database,
   snapshots: ReadonlyMap<string, CountSnapshot>,
-  indexed: readonly string[] = [...snapshots.keys()],
+  index: IndexRows = {},
   now = Date.now(),
-): Promise<void> {
+  caller = "aggregator",
+): Promise<number> {
   const upsert = db.prepare(UPSERT);
-  const index = db.prepare(INDEX);
-  await d1(env, db, "aggregator").batch([
+  const items = db.prepare(INDEX);
+  const users = db.prepare(USER_INDEX);
+  const statements = [
     ...[...snapshots].map(([item, { seq, counts }]) => upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now)),
-    ...indexed.map((item) => index.bind(indexDraw(item), item)),
-  ]);
+    ...(index.items ?? [...snapshots.keys()]).map((item) => items.bind(indexDraw(item), item)),
+    ...(index.users ?? []).map((user) => users.bind(userIndexDraw(user), user)),
+  ];
+  const results = await d1(env, db, caller).batch(statements);
+  return results.reduce((sum, result) => sum + (result.meta.changes ?? 0), 0);
 }
 
 /** The item's stored snapshot, from the database that holds it (for reconciliation and the tests). */

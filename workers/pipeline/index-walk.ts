@@ -1,0 +1,37 @@
+import { countDatabases } from "../lib/count-databases";
+import { d1 } from "../lib/d1";
+
+/** The two indexes (migrations/0007_item_index.sql, 0009_user_index.sql) and the column holding each one's key. */
+const INDEXES = { item_index: "item", user_index: "user" } as const;
+export type IndexName = keyof typeof INDEXES;
+
+export type IndexEntry = { draw: number; key: string };
+
+/**
+ * The next `limit` entries after `after` in (draw, key) order, over every
+ * count database: one query per database, merged. Ordering by the pair, not
+ * the draw alone, visits every key when several share a draw (with billions
+ * of items, many do). `done` when no entry is left after the page.
+ */
+export async function indexPage(
+  env: Env,
+  index: IndexName,
+  after: IndexEntry | null,
+  limit: number,
+  caller: string,
+): Promise<{ entries: IndexEntry[]; done: boolean }> {
+  const column = INDEXES[index];
+  const from = after ?? { draw: -1, key: "" };
+  const perDatabase = await Promise.all(
+    countDatabases(env).map((db) =>
+      d1(env, db, caller).all<{ draw: number; key: string }>(
+        db
+          .prepare(`SELECT draw, ${column} AS key FROM ${index} WHERE (draw, ${column}) > (?, ?) ORDER BY draw, ${column} LIMIT ?`)
+          .bind(from.draw, from.key, limit),
+      ),
+    ),
+  );
+  const merged = perDatabase.flat().sort((a, b) => a.draw - b.draw || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // A database that filled its page may hold more after it.
+  return { entries: merged.slice(0, limit), done: merged.length <= limit && perDatabase.every((rows) => rows.length < limit) };
+}

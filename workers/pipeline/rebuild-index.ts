@@ -1,0 +1,63 @@
+import type { RebuildCursor } from "../../shared/rebuild";
+import { countDatabases, indexDatabaseFor, userIndexDatabaseFor } from "../lib/count-databases";
+import { d1 } from "../lib/d1";
+import type { CentralStore } from "./central-store";
+import { writeSnapshots } from "./d1-store";
+import { REBUILD_CALLER, type Tally } from "./rebuild-counts";
+
+type Next = RebuildCursor | null;
+
+/** Index rows for `keys` (items or users), each in the database that holds it; tallies rows written and already there. */
+async function writeIndexRows(env: Env, kind: "items" | "users", keys: readonly string[], tally: Tally): Promise<void> {
+  const groups = Map.groupBy(keys, (key) => (kind === "items" ? indexDatabaseFor(env, key) : userIndexDatabaseFor(env, key)));
+  await Promise.all(
+    [...groups].map(async ([db, group]) => {
+      try {
+        const written = await writeSnapshots(env, db, new Map(), { items: kind === "items" ? group : [], users: kind === "users" ? group : [] }, Date.now(), REBUILD_CALLER);
+        tally.written += written;
+        tally.unchanged += group.length - written;
+      } catch (error) {
+        for (const key of group) tally.failed.push({ key: kind === "items" ? key : `user:${key}`, error: String(error) });
+      }
+    }),
+  );
+  tally.checked += keys.length;
+}
+
+/**
+ * One page of the index backfill from count database `db`'s rows, after the
+ * item `after` in key order: every item with a count row gets its index row
+ * (an item counted before the index existed, or an index restored from an
+ * old backup). Then the next database, then the users' scan.
+ */
+export async function backfillItemIndex(env: Env, db: number, after: string, limit: number, central: CentralStore | null, tally: Tally): Promise<Next> {
+  const databases = countDatabases(env);
+  const [type, id] = after === "" ? ["", ""] : [after.slice(0, after.indexOf(":")), after.slice(after.indexOf(":") + 1)];
+  const rows = await d1(env, databases[db]!, REBUILD_CALLER).all<{ item_type: string; item_id: string }>(
+    databases[db]!
+      .prepare("SELECT item_type, item_id FROM item_counts WHERE (item_type, item_id) > (?, ?) ORDER BY item_type, item_id LIMIT ?")
+      .bind(type, id, limit),
+  );
+  const items = rows.map((row) => `${row.item_type}:${row.item_id}`);
+  await writeIndexRows(env, "items", items, tally);
+  if (rows.length === limit) return { phase: "counted", db, key: items[items.length - 1]! };
+  if (db + 1 < databases.length) return { phase: "counted", db: db + 1, key: "" };
+  return central ? { phase: "scan", scanned: 0 } : null;
+}
+
+/**
+ * One page of the index of users' backfill, from a scan of the central
+ * store's user-to-items table (the only place that lists users, objects
+ * cannot be listed): each user seen gets its index row.
+ */
+export async function backfillUserIndex(
+  env: Env,
+  central: CentralStore,
+  cursor: Extract<RebuildCursor, { phase: "scan" }>,
+  limit: number,
+  tally: Tally,
+): Promise<Next> {
+  const page = await central.scanUsers(cursor.after, limit);
+  await writeIndexRows(env, "users", page.users, tally);
+  return page.after ? { phase: "scan", after: page.after, scanned: cursor.scanned + limit } : null;
+}

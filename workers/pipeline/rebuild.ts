@@ -1,0 +1,106 @@
+import { DRAW_RANGE } from "../../shared/item-index";
+import { MAX_REBUILD_EDGES, type RebuildCursor, type RebuildResponse, type RebuildTarget, encodeCursor } from "../../shared/rebuild";
+import { countDatabases } from "../lib/count-databases";
+import type { CentralStore } from "./central-store";
+import { indexPage } from "./index-walk";
+import { REBUILD_CALLER, emptyTally, rebuildItemCounts, type Tally } from "./rebuild-counts";
+import { rebuildUserEdges } from "./rebuild-edges";
+import { backfillItemIndex, backfillUserIndex } from "./rebuild-index";
+
+type Next = RebuildCursor | null;
+
+/**
+ * One step of a rebuild (see shared/rebuild.ts): visits the next `limit`
+ * keys after `cursor` and answers what it changed and where to go on.
+ * Every write is one the pipeline could have made (the stores keep the
+ * newest version), so a step repeated, or run beside live traffic, is safe,
+ * and a rebuild killed anywhere resumes from its last cursor.
+ * `central` is null when the central store is off (a `central` rebuild is then
+ * refused by the route).
+ */
+export async function rebuildStep(
+  env: Env,
+  target: RebuildTarget,
+  cursor: RebuildCursor | null,
+  limit: number,
+  central: CentralStore | null,
+): Promise<RebuildResponse> {
+  const tally = emptyTally();
+  const start = cursor ?? (target === "index" ? { phase: "counted", db: 0, key: "" } : { phase: "items", draw: -1, key: "" });
+  let next: Next;
+  switch (start.phase) {
+    case "items":
+      next = await itemsStep(env, target, start, limit, central, tally);
+      break;
+    case "users":
+      next = await usersStep(env, central!, start, limit, tally);
+      break;
+    case "counted":
+      next = await backfillItemIndex(env, start.db, start.key, limit, central, tally);
+      break;
+    case "scan":
+      next = await backfillUserIndex(env, central!, start, limit, tally);
+      break;
+  }
+  return { target, ...tally, next: next ? encodeCursor(next) : null, progress: progress(env, target, next) };
+}
+
+async function itemsStep(
+  env: Env,
+  target: RebuildTarget,
+  cursor: Extract<RebuildCursor, { phase: "items" }>,
+  limit: number,
+  central: CentralStore | null,
+  tally: Tally,
+): Promise<Next> {
+  const page = await indexPage(env, "item_index", cursor, limit, REBUILD_CALLER);
+  await rebuildItemCounts(
+    env,
+    page.entries.map(({ key }) => key),
+    target === "central" ? central : null,
+    tally,
+  );
+  const last = page.entries.at(-1);
+  if (!page.done && last) return { phase: "items", ...last };
+  // The central store's edge tables follow its counts.
+  return target === "central" ? { phase: "users", draw: -1, key: "" } : null;
+}
+
+/** The next users' edges, at most MAX_REBUILD_EDGES of them in one step (a user with more is finished over several). */
+async function usersStep(env: Env, central: CentralStore, cursor: Extract<RebuildCursor, { phase: "users" }>, limit: number, tally: Tally): Promise<Next> {
+  let budget = MAX_REBUILD_EDGES;
+  let at: { draw: number; key: string } = { draw: cursor.draw, key: cursor.key };
+  if (cursor.edge !== undefined) {
+    // A user left unfinished by the previous step.
+    const { stoppedAt, spent } = await rebuildUserEdges(env, central, cursor.key, cursor.edge, budget, tally);
+    if (stoppedAt !== null) return { ...at, phase: "users", edge: stoppedAt };
+    tally.checked++;
+    budget -= spent;
+  }
+  const page = await indexPage(env, "user_index", at, limit, REBUILD_CALLER);
+  for (const entry of page.entries) {
+    if (budget <= 0) return { phase: "users", ...at };
+    const { stoppedAt, spent } = await rebuildUserEdges(env, central, entry.key, undefined, budget, tally);
+    if (stoppedAt !== null) return { phase: "users", ...entry, edge: stoppedAt };
+    tally.checked++;
+    budget -= spent;
+    at = entry;
+  }
+  return page.done ? null : { phase: "users", ...at };
+}
+
+/** How far a walk has gone: draws are spread evenly over their range, so a cursor's draw tells. */
+function progress(env: Env, target: RebuildTarget, next: Next): number {
+  if (!next) return 1;
+  switch (next.phase) {
+    case "items":
+      return (target === "central" ? 0.5 : 1) * Math.max(0, next.draw / DRAW_RANGE);
+    case "users":
+      return 0.5 + 0.5 * Math.max(0, next.draw / DRAW_RANGE);
+    case "counted":
+      return (0.5 * next.db) / countDatabases(env).length;
+    case "scan":
+      // A scan's order is the store's own: its progress is known only when it ends.
+      return 0.5;
+  }
+}
