@@ -8,11 +8,9 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { writeFileSync } from "node:fs";
-import { signJwt } from "../shared/jwt";
 import { runImport } from "../shared/import-run";
 import { batchSender, fileCheckpoint, fileLines, fileSize, pacer, progressBar } from "./lib/import-cli";
-// @ts-expect-error: a plain ES module shared with scripts/start.mjs
-import { readDevVars } from "./dev-vars.mjs";
+import { serviceToken } from "./lib/service-call";
 
 const { values } = parseArgs({
   options: {
@@ -35,12 +33,11 @@ if (format !== "csv" && format !== "ndjson") {
   console.error("--format must be ndjson or csv");
   process.exit(2);
 }
-const secret = (process.env.AUTH_SECRET ?? readDevVars(resolve(process.env.PLAUDIT_DEV_VARS ?? ".dev.vars")).AUTH_SECRET ?? "").split(",")[0]?.trim();
-if (!secret) {
+const token = await serviceToken();
+if (!token) {
   console.error("No AUTH_SECRET: run `npm start` once (it creates .dev.vars) or set AUTH_SECRET.");
   process.exit(1);
 }
-const token = await signJwt({ sub: "0", role: "service", exp: Math.floor(Date.now() / 1000) + 7 * 86_400 }, secret);
 const size = fileSize(file);
 const checkpoint = fileCheckpoint(values.checkpoint ?? `${file}.checkpoint.json`, { file, size });
 const resumed = await checkpoint.load();

@@ -338,3 +338,4 @@ export type HistoryResponse = z.infer<typeof HistoryResponse>;
 // Named here so the OpenAPI document gives them components (workers/openapi/json-schema.ts).
 export { OwnLike, OwnLikesQuery, OwnLikesResponse } from "./own-likes";
 export { ImportEdge, ImportRequest, ImportResponse } from "./import";
+export { RebuildRequest, RebuildResponse } from "./rebuild";

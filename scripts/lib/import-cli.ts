@@ -6,6 +6,7 @@ import { createInterface } from "node:readline";
 import type { ImportOutcome } from "../../shared/contracts";
 import type { ImportEdge } from "../../shared/import";
 import type { ImportProgress } from "../../shared/import-run";
+import { postService } from "./service-call";
 
 /** Every line of the file, counting the bytes read for the progress bar. */
 export async function* fileLines(path: string, bytesRead: { value: number }): AsyncGenerator<string> {
@@ -34,32 +35,10 @@ export function fileCheckpoint(path: string, source: { file: string; size: numbe
   };
 }
 
-const MAX_ATTEMPTS = 8;
-
-/** POSTs one batch; a 429 or 503 waits its Retry-After (or a backoff) and tries again, anything else ends the run. */
+/** POSTs one batch (with the service call's retries); anything but a 2xx after them ends the run. */
 export function batchSender(url: string, token: string) {
-  return async (edges: ImportEdge[]): Promise<ImportOutcome[]> => {
-    for (let attempt = 1; ; attempt++) {
-      let response: Response | null = null;
-      try {
-        response = await fetch(`${url}/v1/admin/import`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-          body: JSON.stringify({ edges }),
-        });
-      } catch (error) {
-        if (attempt >= MAX_ATTEMPTS) throw error;
-      }
-      if (response?.ok) return ((await response.json()) as { results: ImportOutcome[] }).results;
-      if (response && response.status !== 429 && response.status !== 503) {
-        throw new Error(`the service refused a batch: ${response.status} ${await response.text()}`);
-      }
-      if (attempt >= MAX_ATTEMPTS) throw new Error(`the service stayed unavailable after ${attempt} attempts`);
-      const retryAfter = Number(response?.headers.get("retry-after"));
-      const waitMs = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1_000 : Math.min(30_000, 250 * 2 ** attempt);
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
-    }
-  };
+  return async (edges: ImportEdge[]): Promise<ImportOutcome[]> =>
+    (await postService<{ results: ImportOutcome[] }>(url, "/v1/admin/import", token, { edges })).results;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   type ItemSettingsResult,
   type LikeResult,
   type LiveMessage,
+  type RebuildStepResult,
 } from "../../clients/typescript/src/index";
 import type { LiveServerMessage } from "../../shared/live";
 import type {
@@ -32,10 +33,12 @@ import type {
   ItemSettingsBody,
   ItemSettingsResponse,
   LikeResponse,
+  RebuildResponse,
 } from "../../shared/schemas";
 import { retryAfterSeconds } from "../../clients/typescript/src/retry";
 import { userObjectName } from "../../shared/object-names";
 import { freshId, like, newUser, tokenFor } from "./helpers";
+import { d1Counts } from "./pipeline-helpers";
 
 const RATE_LIMIT_PER_MINUTE = 30;
 
@@ -188,6 +191,22 @@ describe("the TypeScript client against the Worker", () => {
     expect(await admin.unblock(owner.id, follower.id)).toMatchObject({ blocking: false, since: null });
   });
 
+  it("steps through a rebuild with a service token until it is complete", async () => {
+    const user = await newUser();
+    const item = freshId();
+    expect((await clientFor(user.token).like(item, "post")).status).toBe("liked");
+    await expect.poll(async () => (await d1Counts(`post:${item}`))?.counts.likes, { timeout: 20_000 }).toBe(1);
+    const admin = clientFor(await tokenFor(freshId(), { role: "service" }));
+    let step = await admin.rebuildStep("d1", null, 1);
+    let checked = step.checked;
+    while (step.next !== null) {
+      step = await admin.rebuildStep("d1", step.next, 1);
+      checked += step.checked;
+    }
+    expect(step.progress).toBe(1);
+    expect(checked).toBeGreaterThanOrEqual(1);
+  });
+
   it("reaches any endpoint through request(), with the client's token", async () => {
     const user = freshId();
     const service = clientFor(await tokenFor(freshId(), { role: "service" }));
@@ -290,5 +309,6 @@ describe("the TypeScript client against the Worker", () => {
     expectTypeOf<ItemSettingsResult>().toEqualTypeOf<z.output<typeof ItemSettingsResponse>>();
     expectTypeOf<EventResult>().toEqualTypeOf<z.output<typeof EventResponse>>();
     expectTypeOf<BlockResult>().toEqualTypeOf<z.output<typeof BlockResponse>>();
+    expectTypeOf<RebuildStepResult>().toEqualTypeOf<z.output<typeof RebuildResponse>>();
   });
 });

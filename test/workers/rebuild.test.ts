@@ -4,7 +4,8 @@ import { config } from "../../shared/config";
 import { indexDraw, userIndexDraw } from "../../shared/item-index";
 import type { RebuildResponse, RebuildTarget } from "../../shared/rebuild";
 import { runRebuild, type RebuildProgress } from "../../shared/rebuild-run";
-import { countDatabaseFor, indexDatabaseFor, userIndexDatabaseFor } from "../../workers/lib/count-databases";
+import { countDatabaseFor, countDatabases, indexDatabaseFor, userIndexDatabaseFor } from "../../workers/lib/count-databases";
+import { indexPage } from "../../workers/pipeline/index-walk";
 import { Alternator } from "../../workers/pipeline/alternator";
 import { edgeVersion } from "../../shared/emissions";
 import { splitItem } from "../../workers/pipeline/d1-store";
@@ -166,5 +167,25 @@ describe("rebuilding a store from the objects", () => {
       const response = await call("POST", "/v1/admin/rebuild", { ...(token ? { token } : {}), body });
       expect([JSON.stringify(body), response.status]).toEqual([JSON.stringify(body), status]);
     }
+  });
+
+  it("walks every key of an index when several share a draw, a page ending among them", async () => {
+    const draw = 2 ** 31 + 12_345;
+    const keys = ["post:1", "post:2", "post:3"];
+    // Spread over the databases, as rows with equal draws may be.
+    const databases = countDatabases(env);
+    for (const [i, key] of keys.entries()) {
+      const db = databases[i % databases.length]!;
+      await db.prepare("INSERT INTO item_index (draw, item) VALUES (?, ?)").bind(draw, key).run();
+    }
+    const seen: string[] = [];
+    let after = { draw: draw - 1, key: "~" };
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await indexPage(env, "item_index", after, 1, "test");
+      seen.push(...page.entries.filter((entry) => entry.draw === draw).map((entry) => entry.key));
+      if (page.done || page.entries.length === 0) break;
+      after = page.entries.at(-1)!;
+    }
+    expect(seen).toEqual(keys);
   });
 });

@@ -2,7 +2,7 @@
  * The endpoints that read a user's own data and bring data in, as entries of
  * the OpenAPI registry.
  */
-import { CountsQuery, CountsResponse, ImportRequest, ImportResponse, OwnLikesQuery, OwnLikesResponse } from "../../shared/schemas";
+import { CountsQuery, CountsResponse, ImportRequest, ImportResponse, OwnLikesQuery, OwnLikesResponse, RebuildRequest, RebuildResponse } from "../../shared/schemas";
 import type { Endpoint } from "./endpoint";
 
 export const DATA_ENDPOINTS: readonly Endpoint[] = [
@@ -75,6 +75,39 @@ export const DATA_ENDPOINTS: readonly Endpoint[] = [
       description: "One outcome per edge, in order.",
       schema: ImportResponse,
       examples: { two: { results: ["applied", "duplicate"] } },
+    },
+    errors: [503],
+  },
+  {
+    method: "post",
+    path: "/v1/admin/rebuild",
+    operationId: "rebuildStep",
+    tag: "admin",
+    summary: "One step of rebuilding a store from the objects",
+    description:
+      "Recomputes a store from the objects, which hold the truth (service token), one step at a time: `d1` copies each indexed item's counts into its count database; `central` its counts into the central store, then each indexed user's edges (both directions); `index` backfills the index of every item from the count rows and the index of users from the central store's edges. A step visits `limit` keys after `cursor` and answers what it changed and the `next` cursor (null when complete). It writes only what the store lacks or holds older; where the store holds another count at the same version, the item's object emits a fresh snapshot. Safe to repeat and to run beside live traffic. `npm run rebuild` calls it until done, paced, with a checkpoint (docs/rebuild.md).",
+    auth: "service",
+    body: {
+      schema: RebuildRequest,
+      examples: { start: { target: "d1", limit: 50 } },
+    },
+    response: {
+      description: "What the step changed, and where the next one starts.",
+      schema: RebuildResponse,
+      examples: {
+        step: {
+          target: "d1",
+          checked: 50,
+          written: 3,
+          unchanged: 46,
+          repaired: 1,
+          edges_written: 0,
+          edges_unchanged: 0,
+          failed: [],
+          next: "eyJwaGFzZSI6Iml0ZW1zIiwiZHJhdyI6MTIzNDU2LCJrZXkiOiJwb3N0OjQ1NiJ9",
+          progress: 0.31,
+        },
+      },
     },
     errors: [503],
   },

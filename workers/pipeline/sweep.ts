@@ -1,7 +1,7 @@
-import { countDatabases } from "../lib/count-databases";
 import { d1 } from "../lib/d1";
+import { indexPage } from "./index-walk";
 
-type SweepRow = { cursor: number; pass_started_at: number; last_pass_started_at: number | null };
+type SweepRow = { cursor: number; cursor_item: string; pass_started_at: number; last_pass_started_at: number | null };
 
 export type SweepShare = {
   /** The next items of the walk over the index, in draw order. */
@@ -12,36 +12,27 @@ export type SweepShare = {
 
 /**
  * The next `limit` items of the walk over the index of every item counted
- * (migrations/0007_item_index.sql): one query per database from the stored
- * cursor, merged in draw order. A share shorter than `limit` ends the pass,
- * and the next run starts the walk again. Two runs at once may check some
- * items twice, which costs a check and harms nothing.
+ * (migrations/0007_item_index.sql), from the stored cursor (workers/pipeline/index-walk.ts).
+ * The share that reaches the end of the index ends the pass, and the next run
+ * starts the walk again. Two runs at once may check some items twice, which
+ * costs a check and harms nothing.
  */
 export async function nextSweepShare(env: Env, limit: number, now: number): Promise<SweepShare> {
   const state =
     (await d1(env, env.DB, "reconcile").first<SweepRow>(
-      env.DB.prepare("SELECT cursor, pass_started_at, last_pass_started_at FROM reconciliation_sweep WHERE id = 1"),
-    )) ?? { cursor: -1, pass_started_at: now, last_pass_started_at: null };
-  const perDatabase = await Promise.all(
-    countDatabases(env).map((db) =>
-      d1(env, db, "reconcile").all<{ draw: number; item: string }>(
-        db.prepare("SELECT draw, item FROM item_index WHERE draw > ? ORDER BY draw LIMIT ?").bind(state.cursor, limit),
-      ),
-    ),
-  );
-  const share = perDatabase
-    .flat()
-    .sort((a, b) => a.draw - b.draw)
-    .slice(0, limit);
-  const passEnded = share.length < limit;
-  const next: SweepRow = passEnded
-    ? { cursor: -1, pass_started_at: now, last_pass_started_at: state.pass_started_at }
-    : { ...state, cursor: share[share.length - 1]!.draw };
+      env.DB.prepare("SELECT cursor, cursor_item, pass_started_at, last_pass_started_at FROM reconciliation_sweep WHERE id = 1"),
+    )) ?? { cursor: -1, cursor_item: "", pass_started_at: now, last_pass_started_at: null };
+  const page = await indexPage(env, "item_index", { draw: state.cursor, key: state.cursor_item }, limit, "reconcile");
+  const last = page.entries.at(-1);
+  const next: SweepRow =
+    page.done || !last
+      ? { cursor: -1, cursor_item: "", pass_started_at: now, last_pass_started_at: state.pass_started_at }
+      : { ...state, cursor: last.draw, cursor_item: last.key };
   await d1(env, env.DB, "reconcile").run(
     env.DB.prepare(
-      `INSERT INTO reconciliation_sweep (id, cursor, pass_started_at, last_pass_started_at) VALUES (1, ?1, ?2, ?3)
-       ON CONFLICT (id) DO UPDATE SET cursor = ?1, pass_started_at = ?2, last_pass_started_at = ?3`,
-    ).bind(next.cursor, next.pass_started_at, next.last_pass_started_at),
+      `INSERT INTO reconciliation_sweep (id, cursor, cursor_item, pass_started_at, last_pass_started_at) VALUES (1, ?1, ?2, ?3, ?4)
+       ON CONFLICT (id) DO UPDATE SET cursor = ?1, cursor_item = ?2, pass_started_at = ?3, last_pass_started_at = ?4`,
+    ).bind(next.cursor, next.cursor_item, next.pass_started_at, next.last_pass_started_at),
   );
-  return { items: share.map(({ item }) => item), oldestCheckAt: state.last_pass_started_at ?? state.pass_started_at };
+  return { items: page.entries.map(({ key }) => key), oldestCheckAt: state.last_pass_started_at ?? state.pass_started_at };
 }

@@ -15,7 +15,7 @@ const PHASES: Record<RebuildTarget, readonly RebuildCursor["phase"][]> = { d1: [
 
 /**
  * One step of recomputing a store from the objects (service token):
- * `npm run rebuild` calls it until `next` is null (docs/operations.md).
+ * `npm run rebuild` calls it until `next` is null (docs/rebuild.md).
  */
 rebuildRoute.post("/v1/admin/rebuild", requireService, async (c) => {
   const { target, cursor, limit } = await readJson(c, RebuildRequest);

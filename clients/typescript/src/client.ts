@@ -12,6 +12,8 @@ import type {
   Id,
   ImportEdgeInput,
   ImportResult,
+  RebuildStepResult,
+  RebuildTarget,
   ItemRef,
   ItemSettingsInput,
   ItemSettingsResult,
@@ -209,6 +211,11 @@ export class PlauditClient {
   /** Up to 100 like edges from another system (service token); `npm run import` pages a whole file through this. */
   importEdges(edges: readonly ImportEdgeInput[], options?: CallOptions): Promise<ImportResult> {
     return this.request("POST", "/v1/admin/import", { ...options, body: { edges } });
+  }
+
+  /** One step of recomputing a store from the objects (service token); call again with `next` until it is null. `npm run rebuild` does this, paced. */
+  rebuildStep(target: RebuildTarget, cursor: string | null = null, limit?: number, options?: CallOptions): Promise<RebuildStepResult> {
+    return this.request("POST", "/v1/admin/rebuild", { ...options, body: { target, cursor, ...(limit === undefined ? {} : { limit }) } });
   }
 
   /** Whether `userId` blocks `blockedId` (service token). */

@@ -14,6 +14,8 @@ export type {
   Id,
   ImportEdgeInput,
   ImportResult,
+  RebuildStepResult,
+  RebuildTarget,
   ItemRef,
   ItemSettingsInput,
   ItemSettingsResult,

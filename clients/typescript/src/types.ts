@@ -92,6 +92,23 @@ export type ImportEdgeInput = { user_id: Id; item_id: Id; item_type: ItemType; l
 /** One outcome per edge, in order: applied, already so, or older than the user's newest action on the item. */
 export type ImportResult = { results: ("applied" | "duplicate" | "superseded")[] };
 
+/** The store a rebuild recomputes from the objects. */
+export type RebuildTarget = "d1" | "central" | "index";
+
+/** One step of a rebuild: what it changed, and the cursor of the next step (null when complete). */
+export type RebuildStepResult = {
+  target: RebuildTarget;
+  checked: number;
+  written: number;
+  unchanged: number;
+  repaired: number;
+  edges_written: number;
+  edges_unchanged: number;
+  failed: { key: string; error: string }[];
+  next: string | null;
+  progress: number;
+};
+
 export type Visibility = "public" | "followers" | "private";
 
 /** What the host app says about an item (service token); a field left out takes its default. */
