@@ -339,3 +339,4 @@ export type HistoryResponse = z.infer<typeof HistoryResponse>;
 export { OwnLike, OwnLikesQuery, OwnLikesResponse } from "./own-likes";
 export { ImportEdge, ImportRequest, ImportResponse } from "./import";
 export { RebuildRequest, RebuildResponse } from "./rebuild";
+export { Liker, LikersQuery, LikersResponse } from "./likers";

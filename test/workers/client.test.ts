@@ -18,6 +18,7 @@ import {
   type ItemSettingsResult,
   type LikeResult,
   type LiveMessage,
+  type LikersResult,
   type RebuildStepResult,
 } from "../../clients/typescript/src/index";
 import type { LiveServerMessage } from "../../shared/live";
@@ -33,6 +34,7 @@ import type {
   ItemSettingsBody,
   ItemSettingsResponse,
   LikeResponse,
+  LikersResponse,
   RebuildResponse,
 } from "../../shared/schemas";
 import { retryAfterSeconds } from "../../clients/typescript/src/retry";
@@ -191,6 +193,18 @@ describe("the TypeScript client against the Worker", () => {
     expect(await admin.unblock(owner.id, follower.id)).toMatchObject({ blocking: false, since: null });
   });
 
+  it("pages through an item's likers", async () => {
+    const item = freshId();
+    const fans = [await newUser(), await newUser()];
+    for (const fan of fans) expect((await clientFor(fan.token).like(item, "post")).status).toBe("liked");
+    const reader = clientFor((await newUser()).token);
+    await expect.poll(async () => (await reader.likers(item, "post")).likers.length, { timeout: 20_000 }).toBe(2);
+    const first = await reader.likers(item, "post", { limit: 1 });
+    expect(first.likers.map((l) => l.user_id)).toEqual([fans[1]!.id]);
+    const second = await reader.likers(item, "post", { limit: 1, cursor: first.next_cursor! });
+    expect(second.likers.map((l) => l.user_id)).toEqual([fans[0]!.id]);
+  });
+
   it("steps through a rebuild with a service token until it is complete", async () => {
     const user = await newUser();
     const item = freshId();
@@ -310,5 +324,6 @@ describe("the TypeScript client against the Worker", () => {
     expectTypeOf<EventResult>().toEqualTypeOf<z.output<typeof EventResponse>>();
     expectTypeOf<BlockResult>().toEqualTypeOf<z.output<typeof BlockResponse>>();
     expectTypeOf<RebuildStepResult>().toEqualTypeOf<z.output<typeof RebuildResponse>>();
+    expectTypeOf<LikersResult>().toEqualTypeOf<z.output<typeof LikersResponse>>();
   });
 });

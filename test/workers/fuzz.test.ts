@@ -84,6 +84,16 @@ const bodyText: fc.Arbitrary<string | Uint8Array> = fc.oneof(
   ).map((v) => JSON.stringify(v)),
   fc.record({ item_ids: fc.oneof(fc.array(idValue, { maxLength: 120 }), idValue), item_type: itemType }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
   { arbitrary: settingsBody.map((v) => JSON.stringify(v)), weight: 2 },
+  fc
+    .record(
+      {
+        target: fc.oneof(fc.constantFrom("d1", "central", "index"), fc.string({ maxLength: 8 })),
+        cursor: fc.oneof(fc.constant(null), fc.base64String({ maxLength: 40 }), fc.string({ maxLength: 20 })),
+        limit: fc.oneof(fc.integer({ min: -5, max: 120 }), fc.constantFrom("5", 1.5, null)),
+      },
+      { requiredKeys: [] },
+    )
+    .map((v) => JSON.stringify(v)),
   fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
   deep,
   fc.string({ unit: "grapheme", maxLength: 200 }),
@@ -175,7 +185,7 @@ const SETTINGS_PATH = `/v1/admin/items/post/${ITEMS[0]}/settings`;
 const BLOCK_PATH = `/v1/admin/users/${USERS[0]}/blocks/${USERS[1]}`;
 
 const path = fc.oneof(
-  { arbitrary: fc.constantFrom("/v1/like", "/v1/save", "/v1/view", "/v1/share", "/v1/count", "/v1/counts", "/v1/has_liked", "/healthz", `/v1/admin/users/${USERS[0]}`, SETTINGS_PATH, BLOCK_PATH), weight: 6 },
+  { arbitrary: fc.constantFrom("/v1/like", "/v1/save", "/v1/view", "/v1/share", "/v1/count", "/v1/counts", "/v1/has_liked", "/v1/likers", "/v1/admin/rebuild", "/healthz", `/v1/admin/users/${USERS[0]}`, SETTINGS_PATH, BLOCK_PATH), weight: 6 },
   segment.map((s) => `/v1/admin/users/${s}`),
   fc.tuple(segment, segment).map(([type, id]) => `/v1/admin/items/${type}/${id}/settings`),
   fc.tuple(segment, segment).map(([user, blocked]) => `/v1/admin/users/${user}/blocks/${blocked}`),
@@ -190,6 +200,9 @@ const query = fc.oneof(
   ),
   fc.array(fc.tuple(fc.constantFrom("item_id", "item_type", "x", ""), segment), { maxLength: 5 }).map((pairs) => "?" + pairs.map(([k, v]) => `${k}=${v}`).join("&")),
   fc.constantFrom("?", "?&&", "?item_id", "?item_id=%", "?item_id=%zz&item_type=post", `?item_id=${ITEMS[0]}&item_id=${ITEMS[1]}&item_type=post`),
+  fc
+    .tuple(fc.oneof(fc.integer({ min: -1, max: 200 }).map(String), fc.string({ maxLength: 4 })), fc.oneof(fc.base64String({ maxLength: 30 }), segment))
+    .map(([limit, cursor]) => `?item_id=${ITEMS[0]}&item_type=post&limit=${encodeURIComponent(limit)}&cursor=${cursor}`),
 );
 
 const anyMethod = fc.constantFrom("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "post", "delete", "PROPFIND", "FOO");
@@ -207,6 +220,8 @@ const route: fc.Arbitrary<[string, string]> = fc.oneof(
       ["GET", "/v1/count"],
       ["POST", "/v1/counts"],
       ["POST", "/v1/has_liked"],
+      ["GET", "/v1/likers"],
+      ["POST", "/v1/admin/rebuild"],
       ["GET", `/v1/admin/users/${USERS[0]}`],
       ["PUT", SETTINGS_PATH],
       ["GET", SETTINGS_PATH],

@@ -2,7 +2,7 @@
  * The endpoints through which the host app tells plaudit about items and
  * users (docs/privacy.md), as entries of the OpenAPI registry.
  */
-import { AdminItemParams, BlockParams, BlockResponse, ItemSettingsBody, ItemSettingsResponse } from "../../shared/schemas";
+import { AdminItemParams, BlockParams, BlockResponse, ItemSettingsBody, ItemSettingsResponse, LikersQuery, LikersResponse } from "../../shared/schemas";
 import type { Endpoint } from "./endpoint";
 
 const AS_OF = "2026-11-30T09:00:00.000Z";
@@ -26,6 +26,32 @@ const blockResponse = (description: string, blocking: boolean) => ({
 });
 
 export const PRIVACY_ENDPOINTS: readonly Endpoint[] = [
+  {
+    method: "get",
+    path: "/v1/likers",
+    operationId: "likers",
+    tag: "likes",
+    summary: "Who liked an item, newest first",
+    description:
+      "From the central store's time-ordered item-to-likers table, so a like shows here once the pipeline has carried it (seconds). Paged by an opaque cursor over (liked_at, user): a like made while a client pages is newer than every cursor, so no page skips or repeats a liker because of it. Likers the item's owner blocks, and likers who block the caller or whom the caller blocks, are left out, and the page is filled up to `limit` from further store pages (at most five of them, so a page may hold fewer while `next_cursor` goes on). An item the caller may not see, or whose counts are hidden from them, has no likers, as an item nobody liked (docs/privacy.md). 503 when the central store cannot be reached.",
+    auth: "user",
+    viewer: true,
+    query: { schema: LikersQuery, example: { item_id: "456", item_type: "post", limit: "2" } },
+    response: {
+      description: "One page of likers.",
+      schema: LikersResponse,
+      examples: {
+        page: {
+          likers: [
+            { user_id: "43", liked_at: "2026-11-30T09:00:00.000Z" },
+            { user_id: "42", liked_at: "2026-11-29T17:42:10.512Z" },
+          ],
+          next_cursor: "MTc2NDQzNzczMDUxMi40Mg",
+        },
+      },
+    },
+    errors: [503],
+  },
   {
     method: "put",
     path: "/v1/admin/items/{item_type}/{item_id}/settings",

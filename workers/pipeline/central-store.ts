@@ -4,6 +4,9 @@ import { withRetries } from "../../shared/retries";
 import { Alternator, AlternatorError } from "./alternator";
 import { edgeVersion, type CountSnapshot, type EmittedEdge } from "../../shared/emissions";
 
+/** The item-to-likers table's index: an item's likers in `liked_at` order. WARNING: a deployed name; never change it. */
+export const ITEM_LIKES_BY_TIME = "by_liked_at";
+
 /** "stale": the store already held something at least as new; for an idempotent writer that is success. */
 export type WriteOutcome = "written" | "stale";
 
@@ -123,6 +126,35 @@ export class CentralStore {
     );
     const users = [...new Set((page.Items ?? []).flatMap(({ user }) => (user?.S ? [user.S] : [])))];
     return { users, ...(page.LastEvaluatedKey ? { after: page.LastEvaluatedKey } : {}) };
+  }
+
+  /**
+   * An item's likers of one counter, newest first, after `after` (its
+   * liked_at and user): one consistent Query of the time index, which holds
+   * only edges liked now. `more` when the store says the index goes on.
+   */
+  async likersPage(
+    item: string,
+    counter: string,
+    after: { at: number; user: string } | null,
+    limit: number,
+  ): Promise<{ likers: { user: string; at: number }[]; more: boolean }> {
+    const key = `${item}:${counter}`;
+    const page = await withRetries(() =>
+      this.#db.call<{ Items?: { user?: { S?: string }; liked_at?: { N?: string } }[]; LastEvaluatedKey?: unknown }>("Query", {
+        TableName: this.itemLikes,
+        IndexName: ITEM_LIKES_BY_TIME,
+        KeyConditionExpression: "#item = :item",
+        ExpressionAttributeNames: { "#item": "item" },
+        ExpressionAttributeValues: { ":item": { S: key } },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: limit,
+        ...(after ? { ExclusiveStartKey: { item: { S: key }, user: { S: after.user }, liked_at: { N: String(after.at) } } } : {}),
+      }),
+    );
+    const likers = (page.Items ?? []).flatMap(({ user, liked_at }) => (user?.S && liked_at?.N ? [{ user: user.S, at: Number(liked_at.N) }] : []));
+    return { likers, more: page.LastEvaluatedKey !== undefined };
   }
 
   async readCounts(item: string): Promise<{ seq: number; counts: Counts } | null> {

@@ -1,10 +1,9 @@
 import { config } from "../../shared/config";
 import { breakerFor } from "../lib/breakers";
 import { Alternator, AlternatorError } from "./alternator";
-import { CentralStore } from "./central-store";
+import { CentralStore, ITEM_LIKES_BY_TIME } from "./central-store";
 
-/** The item-to-likers table's index: an item's likers in `liked_at` order. WARNING: a deployed name; never change it. */
-export const ITEM_LIKES_BY_TIME = "by_liked_at";
+export { ITEM_LIKES_BY_TIME } from "./central-store";
 
 /**
  * Alternator must serialise each conditional write with other writes to the

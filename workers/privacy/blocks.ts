@@ -52,3 +52,27 @@ export async function liftBlock(env: Env, blocker: string, blocked: string, now:
   await d1(env, env.DB, "blocks").run(env.DB.prepare("DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2").bind(blocker, blocked));
   cache.put(pair(blocker, blocked), false, config(env).PRIVACY_CACHE_TTL_MS, now);
 }
+
+/**
+ * Which of `users` a likers list that `viewer` reads of an item `owner` owns
+ * leaves out: those the owner blocks, and those who block the viewer or whom
+ * the viewer blocks. One D1 query (index `blocks_blocked` for the last),
+ * never the cache: a list is rare, and a block must show in it at once.
+ */
+export async function hiddenLikers(env: Env, owner: string | null, viewer: string, users: readonly string[]): Promise<Set<string>> {
+  if (users.length === 0) return new Set();
+  const rows = await d1(env, env.DB, "blocks").all<{ blocker_id: string; blocked_id: string }>(
+    env.DB.prepare(
+      `SELECT blocker_id, blocked_id FROM blocks
+       WHERE (blocker_id IN (?1, ?2) AND blocked_id IN (SELECT value FROM json_each(?3)))
+          OR (blocked_id = ?2 AND blocker_id IN (SELECT value FROM json_each(?3)))`,
+    ).bind(owner ?? viewer, viewer, JSON.stringify(users)),
+  );
+  const listed = new Set(users);
+  const hidden = new Set<string>();
+  for (const { blocker_id: blocker, blocked_id: blocked } of rows) {
+    if ((blocker === owner || blocker === viewer) && listed.has(blocked)) hidden.add(blocked);
+    if (blocked === viewer && listed.has(blocker)) hidden.add(blocker);
+  }
+  return hidden;
+}

@@ -19,6 +19,7 @@ import type {
   ItemSettingsResult,
   ItemType,
   LikeResult,
+  LikersResult,
   MyLikesResult,
   PendingResult,
   SaveResult,
@@ -184,6 +185,11 @@ export class PlauditClient {
   }
 
   /** One page of the caller's likes, newest first; pass the previous page's `next_cursor` for the next. */
+  /** Who liked an item, newest first, one page at a time (pass `next_cursor` back); a followers-only item needs `options.grant`. */
+  likers(itemId: Id, itemType: ItemType, page: { limit?: number; cursor?: string } = {}, options?: CallOptions): Promise<LikersResult> {
+    return this.request("GET", "/v1/likers", { ...options, query: { item_id: itemId, item_type: itemType, limit: page.limit, cursor: page.cursor } });
+  }
+
   myLikes(page: { itemType?: ItemType; limit?: number; cursor?: string } = {}, options?: CallOptions): Promise<MyLikesResult> {
     return this.request("GET", "/v1/me/likes", { ...options, query: { item_type: page.itemType, limit: page.limit, cursor: page.cursor } });
   }

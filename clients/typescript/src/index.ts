@@ -21,6 +21,7 @@ export type {
   ItemSettingsResult,
   ItemType,
   LikeResult,
+  LikersResult,
   PendingResult,
   LiveMessage,
   MyLikesResult,

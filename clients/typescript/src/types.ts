@@ -81,6 +81,11 @@ export type LiveMessage =
 export type HasLikedResult = { liked: Record<string, boolean> };
 
 /** One page of the caller's likes, newest first; `next_cursor` is null on the last page. */
+export type LikersResult = {
+  likers: { user_id: string; liked_at: string }[];
+  next_cursor: string | null;
+};
+
 export type MyLikesResult = {
   likes: { item_id: string; item_type: ItemType; liked_at: string | null }[];
   next_cursor: string | null;
