@@ -1,11 +1,14 @@
 /**
  * The one place that decides what is retried and how long to wait.
- * Only errors the platform marks `retryable` and not `overloaded` are retried:
- * retrying an overloaded object makes the overload worse.
+ * Errors the platform marks `retryable`, or `durableObjectReset` (the object
+ * restarted under new code, as on every deploy: a fresh stub reaches the new
+ * instance), and not `overloaded`, are retried: retrying an overloaded object
+ * makes the overload worse. Every object method is idempotent, so a call
+ * that may have run once already is safe to repeat.
  */
 export function isRetryable(error: unknown): boolean {
-  const e = error as { retryable?: unknown; overloaded?: unknown } | null;
-  return !!e && e.retryable === true && e.overloaded !== true;
+  const e = error as { retryable?: unknown; overloaded?: unknown; durableObjectReset?: unknown } | null;
+  return !!e && (e.retryable === true || e.durableObjectReset === true) && e.overloaded !== true;
 }
 
 /** Full-jitter exponential backoff: a random wait in [0, min(cap, base * 2^attempt)). */

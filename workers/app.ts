@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { isRetryable } from "../shared/retries";
 import { ApiError, unavailable } from "./lib/errors";
 import { requestMetrics } from "./metrics/request-metrics";
 import { cors } from "./middleware/cors";
@@ -75,8 +76,7 @@ app.notFound((c) => {
  */
 app.onError((error: unknown) => {
   if (error instanceof ApiError) return error.toResponse();
-  const e = error as { overloaded?: boolean; retryable?: boolean };
-  if (e?.overloaded || e?.retryable) return unavailable("The service is busy; retry shortly.").toResponse();
+  if ((error as { overloaded?: boolean } | null)?.overloaded || isRetryable(error)) return unavailable("The service is busy; retry shortly.").toResponse();
   return new ApiError(500, "internal_error", "Something went wrong on our side.").toResponse();
 });
 
