@@ -1,7 +1,8 @@
 // Starts and stops a local plaudit (`npm start`, i.e. scripts/start.mjs) for
-// the load generator and the crash test, and the bench's reference Workers:
-// each on its own port with its own state folder (and plaudit with its own
-// .dev.vars), so a run never meets a developer's data.
+// the load generator and the crash test, the bench's direct server
+// (bench/direct-server.ts, for the live scenario's --direct) and the bench's
+// reference Workers: each on its own port with its own state folder (and
+// plaudit with its own .dev.vars), so a run never meets a developer's data.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -109,13 +110,28 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number
  * folder.
  */
 export async function startServer(options: ServerOptions = {}): Promise<LocalServer> {
+  return await startWith([join(root, "scripts", "start.mjs")], options);
+}
+
+/**
+ * Starts the bench's direct server (bench/direct-server.ts) the same way: the
+ * Worker's deploy bundle in one Miniflare, without `wrangler dev`'s proxy,
+ * so a WebSocket costs its workerd about 1 file descriptor instead of the
+ * proxy's about 6 and the Worker's workerd's 1 (see that file). Same
+ * options, vars file and state folder layout as startServer.
+ */
+export async function startDirectServer(options: ServerOptions = {}): Promise<LocalServer> {
+  return await startWith(["--import", "tsx", join(root, "bench", "direct-server.ts")], options);
+}
+
+async function startWith(nodeArgs: string[], options: ServerOptions): Promise<LocalServer> {
   const stateDir = options.stateDir ?? freshStateDir();
   const secret = options.secret ?? randomBytes(24).toString("hex");
   const devVars = join(stateDir, "bench.dev.vars");
   const vars = { AUTH_SECRET: secret, ...options.vars };
   writeFileSync(devVars, Object.entries(vars).map(([k, v]) => `${k}="${v}"\n`).join(""));
   const port = await freePort();
-  return await launch(process.execPath, [join(root, "scripts", "start.mjs")], {
+  return await launch(process.execPath, nodeArgs, {
     env: { PLAUDIT_PORT: String(port), PLAUDIT_STATE_DIR: join(stateDir, "wrangler"), PLAUDIT_DEV_VARS: devVars },
     port,
     secret,
