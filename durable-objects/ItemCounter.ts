@@ -18,6 +18,7 @@ import { decideFlip, hotSettings, nextCoolingCheck, rateKeepSeconds, type HotSet
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
 import { eventQueueFor } from "./lib/event-queues";
+import { Recheck } from "./lib/recheck";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { UniqueViewers } from "./lib/unique-viewers";
 import { WriteRate } from "./lib/write-rate";
@@ -83,6 +84,8 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   { id: 7, sql: EDGE_TIME_MIGRATION },
+  // The last recheck the head asked for (lib/recheck.ts): what ends a large item's rechecks must outlive eviction.
+  { id: 8, sql: "CREATE TABLE recheck (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL, seq INTEGER NOT NULL);" },
 ];
 
 /** Views and shares wait at most this long for a commit: one commit for many events. */
@@ -142,6 +145,7 @@ export class ItemCounter extends DurableObject<Env> {
     () => config(this.env).ITEM_COMMIT_WINDOW_MS,
   );
   readonly #viewers: UniqueViewers;
+  readonly #recheck: Recheck;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -161,6 +165,8 @@ export class ItemCounter extends DurableObject<Env> {
       snapshotExtras: () => ({ unique_viewers: this.#viewers.estimate() }),
       settled: () => this.#settleAlarm(),
     });
+    const head = () => ({ ready: this.#schema.ready, hot: this.#state.placement.hot, likes: this.#total().likes });
+    this.#recheck = new Recheck(this.#storage, env, name, this.emitter, head);
     this.handover = new Handover(
       {
         storage: this.#storage,
@@ -210,9 +216,9 @@ export class ItemCounter extends DurableObject<Env> {
     this.emitter.ack(emissions);
   }
 
-  /** What reconciliation compares the stores with: the item's total and its snapshot sequences. Writes nothing. */
-  emissionState(): EmissionState & { counts: Counts } {
-    return { ...this.emitter.state(), counts: this.#total() };
+  /** What reconciliation compares the stores with: the item's total, its snapshot sequences, and views not yet under one. Writes nothing. */
+  emissionState(): EmissionState & { counts: Counts; unrecorded: boolean } {
+    return { ...this.emitter.state(), counts: this.#total(), unrecorded: this.#events.pending };
   }
 
   /** Reconciliation's repair: emit a fresh snapshot now, under a new sequence number. */
@@ -247,9 +253,9 @@ export class ItemCounter extends DurableObject<Env> {
   }
 
   /**
-   * The object's one alarm serves the emitter, the hand-over and, while the
-   * item is hot, the cooling check (a hot item whose writes stop entirely
-   * sends nothing that would make the head look). Never throws.
+   * The object's one alarm serves the emitter, the hand-over, the rechecks
+   * and, while the item is hot, the cooling check (a hot item whose writes
+   * stop entirely sends nothing that would make the head look). Never throws.
    */
   override async alarm(): Promise<void> {
     this.#storage.alarmFired();
@@ -265,6 +271,7 @@ export class ItemCounter extends DurableObject<Env> {
       log("error", "cooling_check_failed", { error: String(error) });
       this.emitter.scheduleAlarm(Date.now() + RETRY_MS);
     }
+    await this.#recheck.alarm();
     scheduleFlush(this.env, this.ctx);
   }
 
@@ -367,7 +374,7 @@ export class ItemCounter extends DurableObject<Env> {
 
   /** Nothing left for the alarm to do: an idle head keeps none, so nothing wakes it until its next write. */
   #settleAlarm(): void {
-    if (this.emitter.idle && !this.#state.placement.hot && this.#state.handing === null) this.#storage.clearAlarm();
+    if (this.emitter.idle && !this.#state.placement.hot && this.#state.handing === null && !this.#recheck.pending) this.#storage.clearAlarm();
   }
 
   #setPlacement(placement: Placement): void {

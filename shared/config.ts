@@ -217,6 +217,13 @@ export const ConfigSchema = z.object({
    */
   RECONCILE_RECENT_ITEMS: numberVar(200).transform(Math.floor),
   RECONCILE_SWEEP_ITEMS: numberVar(1_000).transform(Math.floor),
+  /**
+   * Between those runs, the head of a hot item, and of an item with at least
+   * RECHECK_LIKES likes while it changes, has its stores compared with it
+   * every RECHECK_INTERVAL_SECONDS (docs/operations.md: the recheck).
+   */
+  RECHECK_INTERVAL_SECONDS: numberVar(30, 1),
+  RECHECK_LIKES: numberVar(100_000),
   /** The central store (ScyllaDB's Alternator API); empty turns it off and everything else still works. */
   ALTERNATOR_ENDPOINT: z.string().trim().default(""),
   ALTERNATOR_TABLE_PREFIX: z.string().default("plaudit_"),

@@ -59,6 +59,19 @@ export type Emission = z.infer<typeof Emission>;
 export type Origin = Emission["origin"];
 
 /**
+ * The queue's other message: an item's head asks for its stores to be
+ * compared with it now (durable-objects/lib/recheck.ts sends it,
+ * workers/pipeline/recheck.ts answers it). It carries no counts: the check
+ * reads the object itself, so a late or repeated request is only an extra check.
+ */
+export const RecheckRequest = z.object({
+  v: z.literal(EMISSION_VERSION),
+  kind: z.literal("recheck"),
+  item: ItemKey,
+});
+export type RecheckRequest = z.infer<typeof RecheckRequest>;
+
+/**
  * An edge's version as one number that orders like `(inc, seq)`, for stores
  * that compare a single attribute. WARNING: never change this encoding; the
  * central store compares new versions with ones written under it.

@@ -1,6 +1,7 @@
 import { app } from "./app";
 import { aggregate } from "./pipeline/aggregator";
 import { consumeDeadLetters } from "./pipeline/dead-letters";
+import { answerRechecks, separateRechecks } from "./pipeline/recheck";
 import { scheduled } from "./scheduled";
 
 export { ItemCounter } from "../durable-objects/ItemCounter";
@@ -11,10 +12,17 @@ export { UserLikes } from "../durable-objects/UserLikes";
 
 export default {
   fetch: app.fetch,
-  /** Every queue of the events pipeline has this Worker as its consumer; dead-letter queues end in "-dlq". */
+  /**
+   * Every queue of the events pipeline has this Worker as its consumer;
+   * dead-letter queues end in "-dlq". An events queue carries emissions and
+   * the heads' recheck requests: rechecks run after the batch's writes, so
+   * they compare the stores with what this batch brought.
+   */
   async queue(batch, env, ctx) {
-    if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env, ctx);
-    else await aggregate(batch, env, ctx);
+    if (batch.queue.endsWith("-dlq")) return await consumeDeadLetters(batch, env, ctx);
+    const { rechecks, others } = separateRechecks(batch);
+    if (others.messages.length > 0) await aggregate(others, env, ctx);
+    if (rechecks.length > 0) await answerRechecks(env, batch.queue, rechecks, ctx);
   },
   scheduled,
 } satisfies ExportedHandler<Env>;

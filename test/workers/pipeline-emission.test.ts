@@ -82,6 +82,7 @@ describe("items emit their counts and edges until the stores have them", () => {
       ackedSeq: 0,
       pendingEdges: 0,
       counts: { likes: 0, views: 0, shares: 0, saves: 0 },
+      unrecorded: false,
     });
     expect(await d1Counts(`post:${id}`)).toBeNull();
   });

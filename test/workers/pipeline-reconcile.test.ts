@@ -3,7 +3,7 @@ import { createScheduledController, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
-import { reconcile } from "../../workers/pipeline/reconcile";
+import { compare, reconcile } from "../../workers/pipeline/reconcile";
 import { nextSweepShare } from "../../workers/pipeline/sweep";
 import { Alternator } from "../../workers/pipeline/alternator";
 import { countDatabaseFor } from "../../workers/lib/count-databases";
@@ -85,6 +85,13 @@ describe("reconciliation", () => {
     });
     await converged(item);
   }, 60_000);
+
+  it("takes views an object counted and has yet to put under a new sequence for lag, not drift", () => {
+    const object = { seq: 4, ackedSeq: 4, counts: { likes: 2, views: 5, shares: 0, saves: 0 } };
+    const stored = { seq: 4, counts: { likes: 2, views: 3, shares: 0, saves: 0 } };
+    expect(compare({ ...object, unrecorded: true }, stored)).toEqual({ kind: "lag" });
+    expect(compare(object, stored)).toMatchObject({ kind: "drift", difference: 2 });
+  });
 
   it("does no harm when two runs repair at once, and a later run finds nothing left to repair", async () => {
     const item = await likedItem(2);

@@ -1,5 +1,5 @@
 import { log } from "../../shared/log";
-import { Emission } from "../../shared/emissions";
+import { Emission, RecheckRequest } from "../../shared/emissions";
 import { scheduleFlush } from "../../metrics/flush";
 import { metrics } from "../../metrics/recorder";
 
@@ -7,19 +7,23 @@ import { metrics } from "../../metrics/recorder";
  * The dead-letter queue's consumer. A message lands here after max_retries
  * failed deliveries; nothing it carries is lost, because its source object
  * keeps every emission until the aggregator acknowledges it and resends it
- * on its own alarm. So each message is counted (the `dead_letters` alert),
- * logged with its origin so an operator can find the cause, and acknowledged
- * on its own: one bad message never holds the others back.
+ * on its own alarm (and a head asks for a lost recheck again an interval
+ * later). So each message is counted (the `dead_letters` alert), logged with
+ * its origin so an operator can find the cause, and acknowledged on its own:
+ * one bad message never holds the others back.
  */
 export async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env, ctx?: ExecutionContext): Promise<void> {
   for (const message of batch.messages) {
     const parsed = Emission.safeParse(message.body);
+    const recheck = parsed.success ? null : RecheckRequest.safeParse(message.body);
     log("warn", "emission_dead_lettered", {
       id: message.id,
       attempts: message.attempts,
       ...(parsed.success
         ? { origin: parsed.data.origin, item: parsed.data.item, edges: parsed.data.edges.length, snapshot: parsed.data.snapshot?.seq ?? null }
-        : { malformed: parsed.error.issues[0]?.message ?? "not an emission" }),
+        : recheck?.success
+          ? { recheck: recheck.data.item }
+          : { malformed: parsed.error.issues[0]?.message ?? "not an emission" }),
     });
     message.ack();
   }

@@ -13,7 +13,8 @@ import { nextSweepShare } from "./sweep";
 const WINDOW_MS = 15 * 60_000;
 const CONCURRENCY = 8;
 
-type ObjectState = { seq: number; ackedSeq: number; counts: Counts };
+/** `unrecorded`: the object holds views or shares its next commit puts under a new sequence. */
+type ObjectState = { seq: number; ackedSeq: number; counts: Counts; unrecorded?: boolean };
 type Stored = { seq: number; counts: Counts } | null;
 
 /**
@@ -29,10 +30,49 @@ export function compare(object: ObjectState, stored: Stored): Verdict {
   const difference = Math.max(...gaps.map(({ gap }) => gap));
   // Drift as |count - truth| / truth; a count that should be 0 and is not counts its whole gap.
   const relative = Math.max(...gaps.map(({ gap, truth }) => gap / Math.max(truth, 1)));
-  if (seq === object.seq) return difference === 0 ? { kind: "ok" } : { kind: "drift", difference, relative };
+  if (seq === object.seq) {
+    if (difference === 0) return { kind: "ok" };
+    // Views counted in memory, whose snapshot is a commit away: on their way, and that snapshot overwrites this one.
+    return object.unrecorded ? { kind: "lag" } : { kind: "drift", difference, relative };
+  }
   // Below what the store acknowledged, or ahead of the object: the store lost or invented a snapshot.
   if (seq < object.ackedSeq || seq > object.seq) return { kind: "drift", difference, relative };
   return { kind: "lag" };
+}
+
+type Drift = Extract<Verdict, { kind: "drift" }>;
+
+/** One item's check: each store's verdict, and the drifts that made it ask its object for a fresh snapshot. */
+export type ItemCheck = { d1: Verdict; central: Verdict; drifted: Drift[] };
+
+export type CheckOutcome = "ok" | "lag" | "repaired";
+
+export function outcomeOf(check: ItemCheck): CheckOutcome {
+  if (check.drifted.length > 0) return "repaired";
+  return check.d1.kind === "lag" || check.central.kind === "lag" ? "lag" : "ok";
+}
+
+/**
+ * Compares each item's D1 and central-store counts with its object, and asks
+ * every drifted item's object for a fresh snapshot (a new sequence number, so
+ * the stores take it over the wrong value). One result per item, in order; a
+ * check that failed is a rejected one. The cron's run and the hot items'
+ * rechecks (./recheck.ts) both check through here; `caller` labels their object calls.
+ */
+export async function checkItems(env: Env, items: readonly string[], caller: string): Promise<PromiseSettledResult<ItemCheck>[]> {
+  const central = await centralStore(env).catch((error: unknown) => {
+    log("error", "reconcile_central_unavailable", { error: String(error) });
+    return null;
+  });
+  return await settleAll(items, CONCURRENCY, async (item) => {
+    const stub = itemCounter(env, item, caller);
+    const object = await withRetries(() => stub.emissionState());
+    const d1 = compare(object, await readStoredCounts(env, item));
+    const inCentral = central ? compare(object, await central.readCounts(item)) : ({ kind: "ok" } as Verdict);
+    const drifted = [d1, inCentral].filter((v): v is Drift => v.kind === "drift");
+    if (drifted.length > 0) await withRetries(() => stub.resnapshot());
+    return { d1, central: inCentral, drifted };
+  });
 }
 
 export type RunSummary = {
@@ -52,9 +92,8 @@ export type RunSummary = {
  * Compares items in every D1 count database and the central store with their
  * objects: those updated recently, and the next share of the walk over the
  * index of every item ever counted (so an item quiet for years, or whose
- * count row was lost, is still reached). Asks every drifted item's object for
- * a fresh snapshot (a new sequence number, so the stores take it over the
- * wrong value). Safe to run twice at once: a repair is only an extra
+ * count row was lost, is still reached), and repairs the drifted ones
+ * (`checkItems`). Safe to run twice at once: a repair is only an extra
  * snapshot, which the stores apply idempotently. Each run is recorded in
  * `reconciliation_runs` (in `DB`).
  */
@@ -63,10 +102,6 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
   const recent = await recentItems(env, now - WINDOW_MS, settings.RECONCILE_RECENT_ITEMS);
   const sweep = await nextSweepShare(env, settings.RECONCILE_SWEEP_ITEMS, now);
   const items = [...new Set([...recent, ...sweep.items])];
-  const central = await centralStore(env).catch((error: unknown) => {
-    log("error", "reconcile_central_unavailable", { error: String(error) });
-    return null;
-  });
   const summary: RunSummary = {
     itemsChecked: 0,
     itemsRepaired: 0,
@@ -78,30 +113,19 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     oldestCheckAt: sweep.oldestCheckAt,
   };
 
-  const results = await settleAll(items, CONCURRENCY, async (item) => {
-    const stub = itemCounter(env, item, "reconcile");
-    const object = await withRetries(() => stub.emissionState());
-    const verdicts = {
-      d1: compare(object, await readStoredCounts(env, item)),
-      central: central ? compare(object, await central.readCounts(item)) : ({ kind: "ok" } as Verdict),
-    };
-    const drifted = [verdicts.d1, verdicts.central].filter((v): v is Extract<Verdict, { kind: "drift" }> => v.kind === "drift");
-    if (drifted.length > 0) await withRetries(() => stub.resnapshot());
-    return { verdicts, drifted };
-  });
-
-  for (const result of results) {
+  for (const result of await checkItems(env, items, "reconcile")) {
     if (result.status === "rejected") {
       log("error", "reconcile_item_failed", { error: String(result.reason) });
       continue;
     }
-    const { verdicts, drifted } = result.value;
+    const check = result.value;
     summary.itemsChecked++;
-    if (verdicts.d1.kind === "drift") summary.d1Drift++;
-    if (verdicts.central.kind === "drift") summary.centralDrift++;
-    if (drifted.length > 0) summary.itemsRepaired++;
-    else if (verdicts.d1.kind === "lag" || verdicts.central.kind === "lag") summary.itemsLagging++;
-    for (const { difference, relative } of drifted) {
+    if (check.d1.kind === "drift") summary.d1Drift++;
+    if (check.central.kind === "drift") summary.centralDrift++;
+    const outcome = outcomeOf(check);
+    if (outcome === "repaired") summary.itemsRepaired++;
+    if (outcome === "lag") summary.itemsLagging++;
+    for (const { difference, relative } of check.drifted) {
       summary.maxDifference = Math.max(summary.maxDifference, difference);
       summary.maxRelativeDrift = Math.max(summary.maxRelativeDrift, relative);
     }
