@@ -9,20 +9,12 @@ export const MAX_LISTED_FAILURES = 1_000;
  * point resumes there, at worst repeating one step (which changes nothing
  * the second time).
  */
-export type RebuildProgress = {
-  target: RebuildTarget;
+export type RebuildProgress = Omit<RebuildResponse, "next" | "failed"> & {
   cursor: string | null;
   finished: boolean;
   steps: number;
-  progress: number;
-  checked: number;
-  written: number;
-  unchanged: number;
-  repaired: number;
-  edges_written: number;
-  edges_unchanged: number;
   failed: number;
-  failures: { key: string; error: string }[];
+  failures: RebuildResponse["failed"];
 };
 
 export type RebuildRun = {

@@ -1,6 +1,7 @@
 import { config } from "../../shared/config";
 import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import type { CountSnapshot } from "../../shared/emissions";
+import type { RebuildResponse } from "../../shared/rebuild";
 import { withRetries } from "../../shared/retries";
 import { byCountDatabase } from "../lib/count-databases";
 import { itemCounter } from "../lib/objects";
@@ -13,15 +14,8 @@ export const REBUILD_CALLER = "rebuild";
 /** Objects asked, and central-store calls made, at once. */
 export const REBUILD_CONCURRENCY = 8;
 
-export type Tally = {
-  checked: number;
-  written: number;
-  unchanged: number;
-  repaired: number;
-  edges_written: number;
-  edges_unchanged: number;
-  failed: { key: string; error: string }[];
-};
+/** What a step tallies: the answer's counts, without where the walk stands. */
+export type Tally = Omit<RebuildResponse, "target" | "next" | "progress">;
 
 export const emptyTally = (): Tally => ({ checked: 0, written: 0, unchanged: 0, repaired: 0, edges_written: 0, edges_unchanged: 0, failed: [] });
 

@@ -59,9 +59,9 @@ export async function liftBlock(env: Env, blocker: string, blocked: string, now:
  * the viewer blocks. One D1 query (index `blocks_blocked` for the last),
  * never the cache: a list is rare, and a block must show in it at once.
  */
-export async function hiddenLikers(env: Env, owner: string | null, viewer: string, users: readonly string[]): Promise<Set<string>> {
+export async function hiddenLikers(env: Env, owner: string | null, viewer: string, users: readonly string[], caller: string): Promise<Set<string>> {
   if (users.length === 0) return new Set();
-  const rows = await d1(env, env.DB, "blocks").all<{ blocker_id: string; blocked_id: string }>(
+  const rows = await d1(env, env.DB, caller).all<{ blocker_id: string; blocked_id: string }>(
     env.DB.prepare(
       `SELECT blocker_id, blocked_id FROM blocks
        WHERE (blocker_id IN (?1, ?2) AND blocked_id IN (SELECT value FROM json_each(?3)))

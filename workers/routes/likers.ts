@@ -9,6 +9,7 @@ import { identifyViewer } from "../middleware/viewer";
 import { centralStore } from "../pipeline/central-tables";
 import { hiddenLikers } from "../privacy/blocks";
 import { readSettings } from "../privacy/item-settings";
+import { routeLabel } from "../metrics/route-label";
 import type { AppEnv } from "../types";
 
 export const likersRoute = new Hono<AppEnv>();
@@ -28,7 +29,7 @@ likersRoute.get("/v1/likers", requireUser, identifyViewer, async (c) => {
   const { item_id, item_type, limit, cursor } = readQuery(c, LikersQuery);
   const key = itemKey(item_type, item_id);
   const viewer = c.get("viewer");
-  const settings = (await readSettings(c.env, [key])).get(key)!;
+  const settings = (await readSettings(c.env, [key], routeLabel(c))).get(key)!;
   if (disclosure(settings, viewer) !== "counts") return c.json<LikersResponse>({ likers: [], next_cursor: null });
   const central = await centralStore(c.env).catch(() => null);
   if (!central) throw unavailable("The likers list is read from the central store, which cannot be reached (or is not configured).", 5);
@@ -38,7 +39,7 @@ likersRoute.get("/v1/likers", requireUser, identifyViewer, async (c) => {
   let more = true;
   for (let round = 0; round < MAX_ROUNDS && more && likers.length < limit; round++) {
     const page = await central.likersPage(key, "likes", after, limit);
-    const hidden = await hiddenLikers(c.env, settings.owner, viewer.userId!, page.likers.map(({ user }) => user));
+    const hidden = await hiddenLikers(c.env, settings.owner, viewer.userId!, page.likers.map(({ user }) => user), routeLabel(c));
     more = page.more;
     for (const [i, liker] of page.likers.entries()) {
       after = liker;
