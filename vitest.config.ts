@@ -78,6 +78,11 @@ function workerdProject(name: string, include: string[], bindings: Record<string
       name,
       // Generous: CI machines have two cores; no test asserts on time.
       testTimeout: 30_000,
+      // The objects' logs go to the runtime's own output, not through Vitest's
+      // console RPC: a log line sent from an object's request that is then
+      // aborted (abortAllDurableObjects, an eviction) leaves an RPC that never
+      // settles, and Vitest waits for every one before it ends a file.
+      disableConsoleIntercept: true,
       include,
       exclude,
       setupFiles: ["./test/workers/setup.ts"],
