@@ -1,7 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
-import type { Counts } from "../shared/counters";
+import type { Counts, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { shardObjectName } from "../shared/object-names";
 import type { Placement } from "../shared/placement";
@@ -9,7 +9,7 @@ import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { ChildReports, sameCounts } from "./lib/child-reports";
-import { applyEdge, EDGE_TIME_MIGRATION } from "./lib/edge-store";
+import { applyEdge, EDGE_TIME_MIGRATION, forgetEdge } from "./lib/edge-store";
 import { Emitter, type EmissionState } from "./lib/emitter";
 import { EventCounters } from "./lib/event-counters";
 import { Handover } from "./lib/handover";
@@ -17,7 +17,7 @@ import { emptyHeadState, loadHeadState, writeHeadState, type HeadState } from ".
 import { decideFlip, hotSettings, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "./lib/hot-policy";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
-import { eventQueueFor } from "./lib/event-queues";
+import { eventQueueFor } from "../shared/event-queues";
 import { Recheck } from "./lib/recheck";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { UniqueViewers } from "./lib/unique-viewers";
@@ -214,6 +214,14 @@ export class ItemCounter extends DurableObject<Env> {
   /** The aggregator wrote these emissions to both stores. */
   ackEmissions(emissions: readonly string[]): void {
     this.emitter.ack(emissions);
+  }
+
+  /** A removed user's edge (lib/edge-store.ts, forgetEdge); false while its unlike is still on its way. */
+  forget(user: string, counter: ToggleCounter): boolean {
+    return !this.#schema.ready || this.#storage.commit(() => {
+      this.emitter.fold();
+      return forgetEdge(this.#storage.sql, user, counter, true);
+    });
   }
 
   /** What reconciliation compares the stores with: the item's total, its snapshot sequences, and views not yet under one. Writes nothing. */

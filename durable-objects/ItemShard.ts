@@ -1,16 +1,17 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
+import type { ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { itemObjectName } from "../shared/object-names";
 import { backoffMs } from "../shared/retries";
 import type { ApplyResult, ChildReport } from "../shared/contracts";
 import { CommitBatcher } from "./lib/commit-batcher";
-import { applyEdge, EDGE_TIME_MIGRATION } from "./lib/edge-store";
+import { applyEdge, EDGE_TIME_MIGRATION, forgetEdge } from "./lib/edge-store";
 import { Emitter } from "./lib/emitter";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
-import { eventQueueFor } from "./lib/event-queues";
+import { eventQueueFor } from "../shared/event-queues";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { scheduleFlush } from "../metrics/flush";
 
@@ -137,6 +138,14 @@ export class ItemShard extends DurableObject<Env> {
   /** The aggregator wrote these emissions to the stores. */
   ackEmissions(emissions: readonly string[]): void {
     this.emitter.ack(emissions);
+  }
+
+  /** A removed user's edge (lib/edge-store.ts, forgetEdge); false while its unlike is still on its way. */
+  forget(user: string, counter: ToggleCounter): boolean {
+    return !this.#schema.ready || this.#storage.commit(() => {
+      this.emitter.fold();
+      return forgetEdge(this.#storage.sql, user, counter, false);
+    });
   }
 
   /** The one alarm serves the emitter and the report sweep. */

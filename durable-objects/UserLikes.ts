@@ -14,6 +14,9 @@ import { MIGRATIONS } from "./lib/user-likes-schema";
 import { edgesAfter, ownLikes, type OwnLikesPage } from "./lib/own-likes";
 import { applyImports, recordAction, writeUserEdge } from "./lib/user-edges";
 import type { OwnLikesPosition } from "../shared/own-likes";
+import type { RemovalKind, RemovalState } from "../shared/removal";
+import { Removal } from "./lib/removal";
+import { forgetAtHomes, requestWipe } from "./lib/removal-calls";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
 import { scheduleFlush } from "../metrics/flush";
@@ -35,6 +38,8 @@ const DELIVERED_PERSIST_MS = 2_000;
 const OUTBOX_SWEEP_MS = 10_000;
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 5 * 60_000;
+/** A removal step cut off by a crash is taken up again after this long. */
+const REMOVAL_SAFETY_MS = 10_000;
 /** A change refused by a stale home is re-homed at most this many times per attempt. */
 const MAX_REHOMES = 3;
 
@@ -68,12 +73,31 @@ export class UserLikes extends DurableObject<Env> {
   #edgeLocks = new Map<string, Promise<void>>();
   /** Test hook: toggles hang while set, then fail (an object that cannot be reached). */
   readonly faults = { unreachable: false };
+  readonly #removal: Removal;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "user_likes", () => scheduleFlush(env, ctx));
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
     this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
+    this.#removal = new Removal(
+      {
+        storage: this.#storage,
+        version: () => ({ inc: this.#inc, seq: this.#seq }),
+        writeSeq: (user, seq) => {
+          this.#writeState(user, seq, this.#tats);
+          this.#seq = seq;
+        },
+        deleteDelivered: () => this.#deleteDelivered(),
+        undelivered: () => this.pendingDeliveries(),
+        deliver: (item, counter) => this.#deliverEdge(item, counter),
+        forget: (user, item, counter, home) => forgetAtHomes(env, user, item, counter, home),
+        requestWipe: (user) => requestWipe(env, user),
+        ensureSchema: () => this.#schema.ensure(),
+        wake: (at) => this.#storage.setAlarm(at),
+      },
+      () => this.#schema.ready,
+    );
     if (!this.#schema.ready) return;
     const state = this.#storage.sql
       .exec<{ user: string | null; inc: number; seq: number; tats: string }>("SELECT user, inc, seq, tats FROM state")
@@ -86,7 +110,7 @@ export class UserLikes extends DurableObject<Env> {
     }
     ctx.blockConcurrencyWhile(async () => {
       const alarmAt = await this.#storage.loadAlarm();
-      if (alarmAt === null && this.#outboxSize() > 0) this.#storage.setAlarm(Date.now() + RETRY_BASE_MS);
+      if (alarmAt === null && (this.#outboxSize() > 0 || this.#removal.active)) this.#storage.setAlarm(Date.now() + RETRY_BASE_MS);
     });
   }
 
@@ -95,6 +119,7 @@ export class UserLikes extends DurableObject<Env> {
       while (this.faults.unreachable) await new Promise((resolve) => setTimeout(resolve, 20));
       throw new Error("injected: the object could not be reached");
     }
+    if (request.on && this.#removal.barred) return { kind: "barred" };
     const now = Date.now();
     const decision = decide(this.#toggleLimits(request.counter, request.limits), this.#tats, now);
     if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
@@ -199,6 +224,28 @@ export class UserLikes extends DurableObject<Env> {
     return this.#schema.ready ? edgesAfter(this.#storage.sql, after, limit) : [];
   }
 
+  /** Starts removing the user's likes and saves (lib/removal.ts); asking again is idempotent. Resolves with where it stands. */
+  removeUser(user: string, kind: RemovalKind): RemovalState | null {
+    this.#user ??= user;
+    this.#removal.start(user, kind, Date.now());
+    return this.#removal.state();
+  }
+
+  /** Where the user's removal stands; null when none was ever asked. Writes nothing. */
+  removal(): RemovalState | null {
+    return this.#removal.state();
+  }
+
+  /** Lifts a purge's bar; false when the user is not purged (a deleted account stays barred). */
+  liftBar(): boolean {
+    return this.#removal.lift();
+  }
+
+  /** The Worker wiped the deleted user's rows in the stores (workers/pipeline/forget-user.ts). */
+  removalWiped(): void {
+    this.#removal.wiped(Date.now());
+  }
+
   /** Changes the item side has not yet acknowledged (for operators and tests). */
   pendingDeliveries(): number {
     return this.#schema.ready ? this.#outboxSize() - this.#delivered.size : 0;
@@ -211,6 +258,8 @@ export class UserLikes extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     this.#storage.alarmFired();
+    // Stored before any call goes out (the output gate), so a crash mid-step still leaves the next step an alarm.
+    if (this.#removal.active) this.#storage.setAlarm(Date.now() + REMOVAL_SAFETY_MS);
     try {
       await this.#redeliver();
       // The alarm woke the object anyway: what it delivered is stored now.
@@ -218,14 +267,18 @@ export class UserLikes extends DurableObject<Env> {
     } catch (error) {
       log("error", "outbox_redelivery_failed", { error: String(error) });
     }
+    const removalStep = await this.#removal.step();
     try {
+      let next = removalStep;
       if (this.#outboxSize() > this.#delivered.size) {
         this.#retryAttempt++;
-        const delay = RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS);
-        this.#storage.setAlarm(Date.now() + delay);
+        const retry = Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS);
+        next = Math.min(next ?? retry, retry);
       } else {
         this.#retryAttempt = 0;
       }
+      if (next !== null) this.#storage.setAlarm(next);
+      else if (this.#outboxSize() === 0) this.#storage.clearAlarm();
     } catch (error) {
       log("error", "outbox_rearm_failed", { error: String(error) });
     }
@@ -337,7 +390,7 @@ export class UserLikes extends DurableObject<Env> {
   #storeDelivered(): void {
     if (this.#delivered.size === 0) return;
     this.#storage.commit(() => this.#deleteDelivered());
-    if (this.#outboxSize() === 0) this.#storage.clearAlarm();
+    if (this.#outboxSize() === 0 && !this.#removal.active) this.#storage.clearAlarm();
   }
 
   /** Inside a transaction: the user, the version sequence and the limiter's buckets, one row. */

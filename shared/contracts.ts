@@ -36,7 +36,9 @@ export type ToggleResult =
   /** The user acted on this edge after the request was asked: nothing done. */
   | { kind: "superseded" }
   /** Committed by the user's object; the item side gets it after the answer. */
-  | { kind: "changed" };
+  | { kind: "changed" }
+  /** The user is purged or deleted (shared/removal.ts): liking and saving are refused. */
+  | { kind: "barred" };
 
 export type ItemSnapshot = { counts: Counts; asOf: number };
 

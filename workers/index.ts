@@ -1,7 +1,11 @@
 import { app } from "./app";
 import { aggregate } from "./pipeline/aggregator";
 import { consumeDeadLetters } from "./pipeline/dead-letters";
-import { answerRechecks, separateRechecks } from "./pipeline/recheck";
+import { RecheckRequest } from "../shared/emissions";
+import { ForgetUserRequest } from "../shared/removal";
+import { answerForgets } from "./pipeline/forget-user";
+import { answerRechecks } from "./pipeline/recheck";
+import { takeRequests } from "./pipeline/requests";
 import { scheduled } from "./scheduled";
 
 export { ItemCounter } from "../durable-objects/ItemCounter";
@@ -14,15 +18,18 @@ export default {
   fetch: app.fetch,
   /**
    * Every queue of the events pipeline has this Worker as its consumer;
-   * dead-letter queues end in "-dlq". An events queue carries emissions and
-   * the heads' recheck requests: rechecks run after the batch's writes, so
-   * they compare the stores with what this batch brought.
+   * dead-letter queues end in "-dlq". An events queue carries emissions, the
+   * heads' recheck requests and the deleted users' wipe requests: rechecks
+   * run after the batch's writes, so they compare the stores with what this
+   * batch brought.
    */
   async queue(batch, env, ctx) {
     if (batch.queue.endsWith("-dlq")) return await consumeDeadLetters(batch, env, ctx);
-    const { rechecks, others } = separateRechecks(batch);
+    const { requests: forgets, others: rest } = takeRequests(batch, ForgetUserRequest);
+    const { requests: rechecks, others } = takeRequests(rest, RecheckRequest);
     if (others.messages.length > 0) await aggregate(others, env, ctx);
     if (rechecks.length > 0) await answerRechecks(env, batch.queue, rechecks, ctx);
+    if (forgets.length > 0) await answerForgets(env, batch.queue, forgets, ctx);
   },
   scheduled,
 } satisfies ExportedHandler<Env>;

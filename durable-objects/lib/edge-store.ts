@@ -48,3 +48,21 @@ export function applyEdge(sql: Sql, change: EdgeChange): number | null {
   );
   return change.state - (current?.state ?? 0);
 }
+
+/**
+ * A removed user's edge, dropped (lib/removal.ts): once its unlike is here
+ * and its emission acknowledged, so the stores have the unlike before the
+ * row goes; false while either is still to come. A head's row for an edge
+ * handed over (`moved`, with `hasMoved`) is only the head's marker and goes
+ * too. Inside the object's transaction.
+ */
+export function forgetEdge(sql: Sql, user: string, counter: string, hasMoved: boolean): boolean {
+  if (sql.exec("SELECT 1 FROM emit_edges WHERE user = ? AND counter = ?", user, counter).toArray().length > 0) return false;
+  const row = sql
+    .exec<{ state: number; moved: number | null }>(`SELECT state, ${hasMoved ? "moved" : "NULL AS moved"} FROM edges WHERE user = ? AND counter = ?`, user, counter)
+    .toArray()[0];
+  if (!row) return true;
+  if (row.state === 1 && row.moved === null) return false;
+  sql.exec("DELETE FROM edges WHERE user = ? AND counter = ?", user, counter);
+  return true;
+}

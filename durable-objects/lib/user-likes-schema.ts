@@ -1,3 +1,4 @@
+import { REMOVAL_MIGRATION } from "./removal";
 import type { Migration } from "./sql-schema";
 
 /** The user object's SQLite schema: numbered migrations that only grow. */
@@ -67,4 +68,6 @@ export const MIGRATIONS: readonly Migration[] = [
   // When the user last acted on each edge (the time asked, in ms), changed or
   // not: a request asked earlier changes nothing (I6).
   { id: 5, sql: "ALTER TABLE edges ADD COLUMN acted_at INTEGER NOT NULL DEFAULT 0" },
+  // A deletion or purge of the user in progress or done, and its bar (lib/removal.ts).
+  { id: 6, sql: REMOVAL_MIGRATION },
 ];

@@ -76,6 +76,7 @@ describe("GET /openapi.json", () => {
         "invalid_request",
         "method_not_allowed",
         "not_found",
+        "not_purged",
         "payload_too_large",
         "rate_limited",
         "unauthorized",

@@ -9,7 +9,7 @@ export type ErrorDetail = { path: string; message: string };
  */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 405 | 413 | 415 | 426 | 429 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 426 | 429 | 500 | 503,
     readonly code: string,
     message: string,
     readonly extra: { details?: ErrorDetail[]; retryAfter?: number; headers?: Record<string, string> } = {},
@@ -37,3 +37,6 @@ export const unauthorized = (message: string) =>
 
 export const unavailable = (message: string, retryAfter = 1) =>
   new ApiError(503, "unavailable", message, { retryAfter });
+
+/** A purged or deleted account (docs/privacy.md, "Removing a user"): it may take back a like, never add one. */
+export const barred = () => new ApiError(403, "barred", "This account may not like or save: it was purged or deleted.");

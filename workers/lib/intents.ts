@@ -59,7 +59,7 @@ export async function drainIntents(env: Env): Promise<number> {
         askedAt: row.asked_at,
         ...(limits ? { limits } : {}),
       });
-      const outcome = result.kind === "rate_limited" ? "refused" : result.kind === "superseded" ? "superseded" : "applied";
+      const outcome = result.kind === "rate_limited" || result.kind === "barred" ? "refused" : result.kind === "superseded" ? "superseded" : "applied";
       metrics.count("pending_intents_total", { outcome });
       settled.push(row.id);
     } catch (error) {

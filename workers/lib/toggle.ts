@@ -15,6 +15,7 @@ import { refused } from "../limits/refusals";
 import { botScore, standingOf } from "../limits/standing";
 import { tierLimits } from "../limits/tiers";
 import { itemAccess } from "../privacy/access";
+import { barred } from "./errors";
 import { readJson } from "./validation";
 import type { AppEnv } from "../types";
 
@@ -86,6 +87,10 @@ export async function setToggle(
     await keepIntent(rt.env, request);
     metrics.count("toggle_outcomes_total", { counter, outcome: "pending" });
     return PENDING;
+  }
+  if (result.kind === "barred") {
+    metrics.count("toggle_outcomes_total", { counter, outcome: "barred" });
+    throw barred();
   }
   if (result.kind === "rate_limited") {
     metrics.count("toggle_outcomes_total", { counter, outcome: "rate_limited" });

@@ -6,7 +6,7 @@ export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 export type Auth = "none" | "user" | "service";
 
 /** Error statuses an endpoint can answer besides the ones its auth and inputs imply. */
-export type ExtraErrorStatus = 404 | 426 | 429 | 503;
+export type ExtraErrorStatus = 403 | 404 | 409 | 426 | 429 | 503;
 
 /**
  * One endpoint of the HTTP API, as the OpenAPI document describes it. The

@@ -34,9 +34,15 @@ export const ERROR_SPECS: Record<number, ErrorSpec> = {
   },
   403: {
     name: "Forbidden",
-    code: "forbidden",
-    description: "The token is valid but its role may not call this endpoint.",
+    description:
+      "`forbidden`: the token is valid but its role may not call this endpoint. `barred` (likes and saves): the account was purged or deleted and may not like or save; it may still unlike.",
     example: { error: "forbidden", message: "This endpoint needs a service token." },
+  },
+  409: {
+    name: "Conflict",
+    code: "not_purged",
+    description: "Only a purged account's bar can be lifted: a deleted account stays barred.",
+    example: { error: "not_purged", message: "Only a purged account's bar can be lifted." },
   },
   404: {
     name: "NotFound",

@@ -41,6 +41,7 @@ import { DATA_ENDPOINTS } from "./data-endpoints";
 import { HOT_ENDPOINTS } from "./hot-endpoints";
 import { OPERATIONS_ENDPOINTS } from "./operations-endpoints";
 import { PRIVACY_ENDPOINTS } from "./privacy-endpoints";
+import { REMOVAL_ENDPOINTS } from "./removal-endpoints";
 
 const AS_OF = "2026-11-30T09:00:00.000Z";
 
@@ -75,7 +76,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     },
     viewer: true,
     accepted: PENDING,
-    errors: [404, 429, 503],
+    errors: [403, 404, 429, 503],
   },
   {
     method: "delete",
@@ -118,7 +119,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     },
     viewer: true,
     accepted: PENDING,
-    errors: [404, 429, 503],
+    errors: [403, 404, 429, 503],
   },
   {
     method: "delete",
@@ -358,6 +359,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   },
   ...OPERATIONS_ENDPOINTS,
   ...PRIVACY_ENDPOINTS,
+  ...REMOVAL_ENDPOINTS,
   ...DATA_ENDPOINTS,
   ...HOT_ENDPOINTS,
 ];

@@ -157,6 +157,33 @@ export class CentralStore {
     return { likers, more: page.LastEvaluatedKey !== undefined };
   }
 
+  /**
+   * Deletes the next `limit` of a user's edges from both tables (an account
+   * deletion); resolves with how many went, 0 once none is left. The
+   * item-to-likers row goes first: until its user-to-items row goes too, the
+   * next call finds the edge again, so a call cut off midway loses nothing.
+   */
+  async forgetUser(user: string, limit: number): Promise<number> {
+    const page = await withRetries(() =>
+      this.#db.call<{ Items?: { item?: { S?: string } }[] }>("Query", {
+        TableName: this.userLikes,
+        KeyConditionExpression: "#user = :user",
+        ProjectionExpression: "#item",
+        ExpressionAttributeNames: { "#user": "user", "#item": "item" },
+        ExpressionAttributeValues: { ":user": { S: user } },
+        ConsistentRead: true,
+        Limit: limit,
+      }),
+    );
+    const keys = (page.Items ?? []).flatMap(({ item }) => (item?.S ? [item.S] : []));
+    for (const key of keys) {
+      await withRetries(() => this.#db.call("DeleteItem", { TableName: this.itemLikes, Key: { item: { S: key }, user: { S: user } } }));
+      await withRetries(() => this.#db.call("DeleteItem", { TableName: this.userLikes, Key: { user: { S: user }, item: { S: key } } }));
+    }
+    if (keys.length > 0) metrics.count("central_store_writes_total", { outcome: "deleted" }, keys.length * 2);
+    return keys.length;
+  }
+
   async readCounts(item: string): Promise<{ seq: number; counts: Counts } | null> {
     const { Item } = await withRetries(() =>
       this.#db.call<{ Item?: Record<string, { N?: string }> }>("GetItem", {

@@ -1,5 +1,6 @@
 import { log } from "../../shared/log";
 import { Emission, RecheckRequest } from "../../shared/emissions";
+import { ForgetUserRequest } from "../../shared/removal";
 import { scheduleFlush } from "../../metrics/flush";
 import { metrics } from "../../metrics/recorder";
 
@@ -8,7 +9,7 @@ import { metrics } from "../../metrics/recorder";
  * failed deliveries; nothing it carries is lost, because its source object
  * keeps every emission until the aggregator acknowledges it and resends it
  * on its own alarm (and a head asks for a lost recheck again an interval
- * later). So each message is counted (the `dead_letters` alert), logged with
+ * later, a deleted user's object for a lost wipe). So each message is counted (the `dead_letters` alert), logged with
  * its origin so an operator can find the cause, and acknowledged on its own:
  * one bad message never holds the others back.
  */
@@ -16,6 +17,8 @@ export async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env,
   for (const message of batch.messages) {
     const parsed = Emission.safeParse(message.body);
     const recheck = parsed.success ? null : RecheckRequest.safeParse(message.body);
+    // The request names no one in the log: its user is being deleted.
+    const forget = ForgetUserRequest.safeParse(message.body).success;
     log("warn", "emission_dead_lettered", {
       id: message.id,
       attempts: message.attempts,
@@ -23,7 +26,9 @@ export async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env,
         ? { origin: parsed.data.origin, item: parsed.data.item, edges: parsed.data.edges.length, snapshot: parsed.data.snapshot?.seq ?? null }
         : recheck?.success
           ? { recheck: recheck.data.item }
-          : { malformed: parsed.error.issues[0]?.message ?? "not an emission" }),
+          : forget
+            ? { forget_user: true }
+            : { malformed: parsed.error.issues[0]?.message ?? "not an emission" }),
     });
     message.ack();
   }

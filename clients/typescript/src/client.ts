@@ -22,6 +22,8 @@ import type {
   LikersResult,
   MyLikesResult,
   PendingResult,
+  PurgeResult,
+  RemovalResult,
   SaveResult,
 } from "./types.js";
 
@@ -222,6 +224,26 @@ export class PlauditClient {
   /** One step of recomputing a store from the objects (service token); call again with `next` until it is null. `npm run rebuild` does this, paced. */
   rebuildStep(target: RebuildTarget, cursor: string | null = null, limit?: number, options?: CallOptions): Promise<RebuildStepResult> {
     return this.request("POST", "/v1/admin/rebuild", { ...options, body: { target, cursor, ...(limit === undefined ? {} : { limit }) } });
+  }
+
+  /** Deletes an account's likes and saves and every trace of them (service token); runs in the background: poll `userRemoval`. */
+  deleteUser(userId: Id, options?: CallOptions): Promise<RemovalResult> {
+    return this.request("DELETE", `/v1/admin/users/${userId}`, options);
+  }
+
+  /** Where a user's deletion or purge stands (service token). */
+  userRemoval(userId: Id, options?: CallOptions): Promise<RemovalResult> {
+    return this.request("GET", `/v1/admin/users/${userId}/removal`, options);
+  }
+
+  /** Purges fake accounts (service token): their likes are undone and they are barred until `liftBar`. */
+  purge(userIds: readonly Id[], options?: CallOptions): Promise<PurgeResult> {
+    return this.request("POST", "/v1/admin/purge", { ...options, body: { user_ids: userIds } });
+  }
+
+  /** Lets a purged account like again (service token); a deleted account stays barred (409). */
+  liftBar(userId: Id, options?: CallOptions): Promise<RemovalResult> {
+    return this.request("DELETE", `/v1/admin/users/${userId}/bar`, options);
   }
 
   /** Whether `userId` blocks `blockedId` (service token). */

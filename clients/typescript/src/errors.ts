@@ -5,6 +5,8 @@ export type ErrorCode =
   | "invalid_request"
   | "unauthorized"
   | "forbidden"
+  | "barred"
+  | "not_purged"
   | "not_found"
   | "method_not_allowed"
   | "payload_too_large"

@@ -23,6 +23,8 @@ export type {
   LikeResult,
   LikersResult,
   PendingResult,
+  PurgeResult,
+  RemovalResult,
   LiveMessage,
   MyLikesResult,
   SaveResult,

@@ -131,6 +131,22 @@ export type ItemSettingsResult = {
 
 export type BlockResult = { blocker_id: string; blocked_id: string; blocking: boolean; since: string | null };
 
+/** A user's deletion or purge as it stands (`kind` null: none was asked). */
+export type RemovalResult = {
+  user_id: string;
+  kind: "delete" | "purge" | null;
+  phase: "unliking" | "forgetting" | "wiping" | "done" | null;
+  requested_at: string | null;
+  finished_at: string | null;
+  /** Liking and saving are refused with 403 `barred`. */
+  barred: boolean;
+  removed: { likes: number; saves: number };
+  items_forgotten: number;
+  remaining: { on: number; undelivered: number; edges: number };
+};
+
+export type PurgeResult = { purged: RemovalResult[] };
+
 export type ErrorDetail = { path: string; message: string };
 
 /** The API's one error shape. */

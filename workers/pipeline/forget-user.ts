@@ -1,0 +1,54 @@
+import { scheduleFlush } from "../../metrics/flush";
+import { metrics } from "../../metrics/recorder";
+import { eventQueueFor } from "../../shared/event-queues";
+import { log } from "../../shared/log";
+import type { ForgetUserRequest } from "../../shared/removal";
+import { withRetries } from "../../shared/retries";
+import { userIndexDatabaseFor } from "../lib/count-databases";
+import { d1 } from "../lib/d1";
+import { userLikes } from "../lib/objects";
+import { centralStore } from "./central-tables";
+import type { RequestMessage } from "./requests";
+
+const CALLER = "forget_user";
+/** Central-store edges deleted per message; a larger account sends itself again for the rest. */
+const EDGES_PER_MESSAGE = 500;
+
+/**
+ * The last step of an account deletion (shared/removal.ts): the deleted
+ * user's rows in the central store (both edge tables), its row in D1's
+ * index of users and its blocks, then the user's object is told, which ends
+ * the deletion. Every step deletes what is there, so a request repeated
+ * (the object asks again until it hears back) or retried changes nothing
+ * more. A large account is wiped over several messages.
+ */
+export async function answerForgets(env: Env, queue: string, requests: readonly RequestMessage<ForgetUserRequest>[], ctx?: ExecutionContext): Promise<void> {
+  let retried = 0;
+  for (const { message, request } of requests) {
+    try {
+      const wiped = await forgetUser(env, request.user);
+      // The rest of a large account in a message of its own: a retry would count towards the dead-letter limit.
+      if (!wiped) await eventQueueFor(env, request.user).queue.send(request, { contentType: "json" });
+      message.ack();
+    } catch (error) {
+      retried++;
+      log("error", "forget_user_failed", { error: String(error) });
+      message.retry();
+    }
+  }
+  metrics.count("queue_messages_total", { queue, event: "consumed" }, requests.length - retried);
+  metrics.count("queue_messages_total", { queue, event: "retried" }, retried);
+  if (ctx) scheduleFlush(env, ctx);
+}
+
+/** One share of the wipe; true once nothing of the user is left and the object knows. */
+async function forgetUser(env: Env, user: string): Promise<boolean> {
+  const central = await centralStore(env);
+  if (central && (await central.forgetUser(user, EDGES_PER_MESSAGE)) === EDGES_PER_MESSAGE) return false;
+  const index = userIndexDatabaseFor(env, user);
+  await d1(env, index, CALLER).run(index.prepare("DELETE FROM user_index WHERE user = ?").bind(user));
+  await d1(env, env.DB, CALLER).run(env.DB.prepare("DELETE FROM blocks WHERE blocker_id = ?1 OR blocked_id = ?1").bind(user));
+  await withRetries(() => userLikes(env, user, CALLER).removalWiped());
+  log("info", "user_forgotten", {});
+  return true;
+}
