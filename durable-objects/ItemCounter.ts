@@ -17,7 +17,7 @@ import { emptyHeadState, loadHeadState, writeHeadState, type HeadState } from ".
 import { decideFlip, hotSettings, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "./lib/hot-policy";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
-import { eventQueueFor } from "../shared/event-queues";
+import { eventQueueFor } from "../shared/event-queue-for";
 import { Recheck } from "./lib/recheck";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { UniqueViewers } from "./lib/unique-viewers";

@@ -11,7 +11,7 @@ import { applyEdge, EDGE_TIME_MIGRATION, forgetEdge } from "./lib/edge-store";
 import { Emitter } from "./lib/emitter";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
-import { eventQueueFor } from "../shared/event-queues";
+import { eventQueueFor } from "../shared/event-queue-for";
 import { SqlSchema, type Migration } from "./lib/sql-schema";
 import { scheduleFlush } from "../metrics/flush";
 

@@ -1,4 +1,3 @@
-import { config } from "./config";
 import { fnv1a } from "./hash";
 
 /**
@@ -21,19 +20,4 @@ export function eventQueueBinding(index: number): string {
 /** The queue's name in wrangler.toml: `plaudit-events`, then `plaudit-events-1`, ... (each with its own `-dlq`). */
 export function eventQueueName(index: number): string {
   return index === 0 ? "plaudit-events" : `plaudit-events-${index}`;
-}
-
-export type EventQueue = { queue: Queue; name: string };
-
-/**
- * The queue an item's emissions travel on, one of EVENT_QUEUES (Q): one queue
- * carries about 5,000 messages a second, so a deployment past that spreads
- * its items over several. A binding missing from wrangler.toml is a
- * deployment error, said plainly.
- */
-export function eventQueueFor(env: Env, item: string): EventQueue {
-  const index = eventQueueIndex(item, config(env).EVENT_QUEUES);
-  const queue = (env as unknown as Record<string, Queue | undefined>)[eventQueueBinding(index)];
-  if (!queue) throw new Error(`EVENT_QUEUES needs a queue producer binding named ${eventQueueBinding(index)} in wrangler.toml`);
-  return { queue, name: eventQueueName(index) };
 }

@@ -6,7 +6,7 @@ import { backoffMs } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
 import type { MeteredStorage } from "./metered-storage";
 import { Soon } from "./soon";
-import type { EventQueue } from "../../shared/event-queues";
+import type { EventQueue } from "../../shared/event-queue-for";
 import {
   EMISSION_VERSION,
   MAX_MESSAGE_BYTES,

@@ -4,7 +4,7 @@ import { EMISSION_VERSION, type RecheckRequest } from "../../shared/emissions";
 import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
 import type { Emitter } from "./emitter";
-import { eventQueueFor } from "../../shared/event-queues";
+import { eventQueueFor } from "../../shared/event-queue-for";
 import type { MeteredStorage } from "./metered-storage";
 import { planRecheck, recheckSettings, rechecking, type RecheckMark, type RecheckSubject } from "./recheck-policy";
 

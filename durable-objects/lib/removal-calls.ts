@@ -1,7 +1,7 @@
 import { config } from "../../shared/config";
 import type { ToggleCounter } from "../../shared/counters";
 import { withDeadline } from "../../shared/deadline";
-import { eventQueueFor } from "../../shared/event-queues";
+import { eventQueueFor } from "../../shared/event-queue-for";
 import { itemObjectName, shardObjectName } from "../../shared/object-names";
 import { HEAD } from "../../shared/placement";
 import type { ForgetUserRequest } from "../../shared/removal";

@@ -1,6 +1,6 @@
 import { scheduleFlush } from "../../metrics/flush";
 import { metrics } from "../../metrics/recorder";
-import { eventQueueFor } from "../../shared/event-queues";
+import { eventQueueFor } from "../../shared/event-queue-for";
 import { log } from "../../shared/log";
 import type { ForgetUserRequest } from "../../shared/removal";
 import { withRetries } from "../../shared/retries";
