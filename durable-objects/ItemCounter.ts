@@ -86,6 +86,8 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 7, sql: EDGE_TIME_MIGRATION },
   // The last recheck the head asked for (lib/recheck.ts): what ends a large item's rechecks must outlive eviction.
   { id: 8, sql: "CREATE TABLE recheck (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL, seq INTEGER NOT NULL);" },
+  // The head's own name (its item key): an alarm that wakes a head not in memory gets none from the runtime (ctx.id.name).
+  { id: 9, sql: "CREATE TABLE identity (id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT NOT NULL);" },
 ];
 
 /** Views and shares wait at most this long for a commit: one commit for many events. */
@@ -146,6 +148,14 @@ export class ItemCounter extends DurableObject<Env> {
   );
   readonly #viewers: UniqueViewers;
   readonly #recheck: Recheck;
+  /**
+   * The item this head counts (its object name, `post:123`). The runtime gives
+   * it back as ctx.id.name, except to an instance that an alarm started (after
+   * an eviction or a restart): then it is the one stored by an earlier commit.
+   */
+  readonly #item: string | undefined;
+  /** The item is stored (or this head does not know it). */
+  #itemStored: boolean;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -154,8 +164,10 @@ export class ItemCounter extends DurableObject<Env> {
     this.#viewers = new UniqueViewers(this.#storage.sql, () => this.#schema.ready);
     this.#children = new ChildReports(this.#storage.sql);
     this.#events = new EventCounters(this.#storage.sql, () => this.#schema.ready);
-    // The head is named by its item key (`post:123`), which the runtime gives back as ctx.id.name.
-    const name = ctx.id.name;
+    const stored = this.#schema.ready ? this.#storage.sql.exec<{ item: string }>("SELECT item FROM identity").toArray()[0]?.item : undefined;
+    this.#item = ctx.id.name ?? stored;
+    this.#itemStored = stored !== undefined || this.#item === undefined;
+    const name = this.#item;
     this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {
       ns: "ITEM_COUNTER",
       sendTimeoutMs: config(env).QUEUE_SEND_TIMEOUT_MS,
@@ -236,7 +248,9 @@ export class ItemCounter extends DurableObject<Env> {
     this.#storage.commit(() => {
       this.emitter.fold();
       this.emitter.recordCounts();
+      this.#storeItem();
     });
+    this.#itemStored = true;
     this.emitter.wake(0);
   }
 
@@ -369,13 +383,22 @@ export class ItemCounter extends DurableObject<Env> {
   }
 
   #commit(fn: () => void): void {
-    this.#storage.commit(fn);
+    this.#storage.commit(() => {
+      fn();
+      this.#storeItem();
+    });
+    this.#itemStored = true;
     this.stats.commits++;
+  }
+
+  /** Inside a commit that wrote the schema: the first one stores the item, which an alarm-started instance needs to emit. */
+  #storeItem(): void {
+    if (!this.#itemStored) this.#storage.sql.exec("INSERT OR IGNORE INTO identity (id, item) VALUES (1, ?)", this.#item!);
   }
 
   /** Sends a child the edges the head hands over to it. */
   async #adopt(child: number, edges: readonly EdgeChange[]): Promise<ChildReport> {
-    const item = this.ctx.id.name!;
+    const item = this.#item!;
     countCall("item_counter", "item_shard");
     return await this.env.ITEM_SHARD.get(this.env.ITEM_SHARD.idFromName(shardObjectName(item, child))).adopt(item, child, edges);
   }
@@ -400,7 +423,7 @@ export class ItemCounter extends DurableObject<Env> {
 
   /** The dashboard's hot-items gauges for this item (the head's name is the item key); a cooled item's expire at once. */
   #reportHot(now: number): void {
-    const item = this.ctx.id.name;
+    const item = this.#item;
     if (item !== undefined) {
       const ttlSeconds = this.#state.placement.hot ? HOT_GAUGE_TTL_SECONDS : 0;
       metrics.gauge("hot_item_shards", { item }, this.#state.placement.shards, { ttlSeconds });

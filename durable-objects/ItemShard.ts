@@ -3,7 +3,7 @@ import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
 import type { ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
-import { itemObjectName } from "../shared/object-names";
+import { itemObjectName, shardObjectName } from "../shared/object-names";
 import { backoffMs } from "../shared/retries";
 import type { ApplyResult, ChildReport } from "../shared/contracts";
 import { CommitBatcher } from "./lib/commit-batcher";
@@ -96,13 +96,13 @@ export class ItemShard extends DurableObject<Env> {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "item_shard", () => scheduleFlush(env, ctx));
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
-    // A child is named `post:123#3` (shardObjectName), which the runtime gives back as ctx.id.name.
-    const name = ctx.id.name;
+    // A child is named `post:123#3` (shardObjectName) from its stored item and index: ctx.id.name is
+    // missing in an instance that an alarm started (after an eviction or a restart).
     this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {
       ns: "ITEM_SHARD",
       sendTimeoutMs: config(env).QUEUE_SEND_TIMEOUT_MS,
       ready: () => this.#schema.ready,
-      identity: () => (name && this.#state.item ? { name, item: this.#state.item } : null),
+      identity: () => (this.#state.item !== null ? { name: shardObjectName(this.#state.item, this.#state.index), item: this.#state.item } : null),
       settled: () => this.#settleAlarm(),
     });
     this.#persistAck = new Soon("shard_ack_persist_failed", ACK_PERSIST_MS, () => this.#storeAck());

@@ -169,6 +169,8 @@ export class UserLikes extends DurableObject<Env> {
    * migrations (the importer paces itself). Delivered like a live change.
    */
   importEdges(user: string, edges: readonly ImportedEdge[]): ImportOutcome[] {
+    // A removed account takes no imports: they would bring back what the removal undid.
+    if (this.#removal.barred) return edges.map(() => "barred");
     const now = Date.now();
     const result = this.#storage.commit(() => {
       this.#schema.ensure();

@@ -21,9 +21,10 @@ export type ImportedEdge = { item: string; on: boolean; at: number };
 
 /**
  * What an imported edge did: changed the user's state, found it already so,
- * or lost to a newer action of the user on the item (I6).
+ * lost to a newer action of the user on the item (I6), or nothing because
+ * the user is purged or deleted (shared/removal.ts).
  */
-export type ImportOutcome = "applied" | "duplicate" | "superseded";
+export type ImportOutcome = "applied" | "duplicate" | "superseded" | "barred";
 
 /** One of a user's edges as the user's object holds it (the truth a rebuild copies); `at` is 0 for edges stored before edges kept their time. */
 export type UserEdge = { item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number; at: number };

@@ -39,7 +39,12 @@ export async function runImport(run: ImportRun): Promise<ImportProgress> {
   const progress = (await run.checkpoint.load()) ?? emptyProgress();
   let header: string[] | undefined;
   let batch: ImportEdge[] = [];
+  let batchLines: number[] = [];
   let number = 0;
+  const refuse = (line: number, reason: string) => {
+    progress.refused++;
+    if (progress.refusals.length < MAX_LISTED_REFUSALS) progress.refusals.push({ line, reason });
+  };
   const flush = async (upTo: number) => {
     if (batch.length > 0) {
       await run.pace?.(batch.length);
@@ -47,7 +52,9 @@ export async function runImport(run: ImportRun): Promise<ImportProgress> {
       progress.applied += outcomes.filter((o) => o === "applied").length;
       progress.duplicates += outcomes.filter((o) => o === "duplicate").length;
       progress.superseded += outcomes.filter((o) => o === "superseded").length;
+      outcomes.forEach((o, i) => o === "barred" && refuse(batchLines[i]!, "the user was purged or deleted: barred from liking"));
       batch = [];
+      batchLines = [];
     }
     progress.line = upTo;
     await run.checkpoint.save(progress);
@@ -65,9 +72,9 @@ export async function runImport(run: ImportRun): Promise<ImportProgress> {
     const parsed = parseLine(line, run.format, header);
     if ("edge" in parsed) {
       batch.push(parsed.edge);
+      batchLines.push(number);
     } else {
-      progress.refused++;
-      if (progress.refusals.length < MAX_LISTED_REFUSALS) progress.refusals.push({ line: number, reason: parsed.refused });
+      refuse(number, parsed.refused);
     }
     if (batch.length >= batchSize) await flush(number);
   }

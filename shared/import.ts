@@ -27,8 +27,11 @@ export const ImportRequest = z.object({ edges: z.array(ImportEdge).min(1).max(MA
 
 export const ImportResponse = z.object({
   results: z
-    .array(z.enum(["applied", "duplicate", "superseded"]))
-    .meta({ description: "One per edge, in order: applied, already so (duplicate), or older than the user's newest action on the item (superseded)" }),
+    .array(z.enum(["applied", "duplicate", "superseded", "barred"]))
+    .meta({
+      description:
+        "One per edge, in order: applied, already so (duplicate), older than the user's newest action on the item (superseded), or not applied because the user was purged or deleted (barred)",
+    }),
 });
 export type ImportResponse = z.infer<typeof ImportResponse>;
 

@@ -112,6 +112,7 @@ export class Emitter {
   /** Something changed since the last send. */
   #dirty = false;
   #attempt = 0;
+  #namelessLogged = false;
   readonly #persist: Soon;
 
   constructor(
@@ -257,7 +258,15 @@ export class Emitter {
 
   async #send(now: number): Promise<void> {
     const identity = this.options.identity();
-    if (!this.options.ready() || identity === null) return;
+    if (!this.options.ready()) return;
+    if (identity === null) {
+      // Nothing can be sent, or acknowledged back, without the object's name: say so once, not silently forever.
+      if (!this.#namelessLogged && this.#hasUnacked()) {
+        log("error", "emission_identity_unknown", { ns: this.options.ns });
+        this.#namelessLogged = true;
+      }
+      return;
+    }
     this.#dirty = false;
     const due = (sent: Sent | undefined, inc: number, seq: number) =>
       !sent || sent.inc !== inc || sent.seq !== seq || sent.at + Math.min(RESEND_CAP_MS, this.resendAfterMs * 2 ** (sent.tries - 1)) <= now;

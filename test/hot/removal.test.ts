@@ -148,6 +148,12 @@ describe("removing a user", () => {
     expect(await countsEverywhere(`post:${shared}`, 3)).toEqual([3, 3, 3]);
     for (const id of own.slice(0, 5)) expect(await countsEverywhere(`post:${id}`, 0)).toEqual([0, 0, 0]);
     expect((await like(fakes[0]!.token, shared)).status).toBe(403);
+    // Nor can an import bring back what the purge undid.
+    const imported = await call("POST", "/v1/admin/import", {
+      token: await service(),
+      body: { edges: [{ user_id: fakes[2]!.id, item_id: shared, item_type: "post", liked_at: new Date().toISOString(), kind: "like" }] },
+    });
+    expect(await json(imported)).toEqual({ results: ["barred"] });
 
     const lifted = await call("DELETE", `/v1/admin/users/${fakes[0]!.id}/bar`, { token: await service() });
     expect(lifted.status).toBe(200);

@@ -1,5 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { ItemCounter } from "../../durable-objects/ItemCounter";
 import { countOf, freshId, like, newUser, unlike } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 
@@ -72,6 +74,30 @@ describe("items emit their counts and edges until the stores have them", () => {
       await expect.poll(outbox, { timeout: 10_000, interval: 100 }).toEqual([]);
     }
     expect((await item.read()).counts.likes).toBe(2);
+  }, 60_000);
+
+  it("emits under its stored name when an alarm starts the head without one, as after a restart", async () => {
+    const id = freshId();
+    const key = `post:${id}`;
+    const user = await newUser();
+    expect((await like(user.token, id)).status).toBe(200);
+    await settled(key);
+    const diverted = await runInDurableObject(itemStub(key), async (_, state) => {
+      // The runtime starts an instance for an alarm of an object not in memory with an id that has no name.
+      const id = state.id;
+      Object.defineProperty(state, "id", { value: { toString: () => id.toString(), equals: (other: DurableObjectId) => id.equals(other) }, configurable: true });
+      let head: ItemCounter;
+      try {
+        head = new ItemCounter(state, env);
+      } finally {
+        Reflect.deleteProperty(state, "id");
+      }
+      head.emitter.faults.divertSends = 1;
+      head.resnapshot();
+      await head.emitter.alarm();
+      return head.emitter.faults.diverted.map(({ origin, item }) => [origin.name, item]);
+    });
+    expect(diverted).toEqual([[key, key]]);
   }, 60_000);
 
   it("emits nothing for an item that is only read", async () => {

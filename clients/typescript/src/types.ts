@@ -95,7 +95,7 @@ export type MyLikesResult = {
 export type ImportEdgeInput = { user_id: Id; item_id: Id; item_type: ItemType; liked_at: string | number; kind: "like" | "unlike" };
 
 /** One outcome per edge, in order: applied, already so, or older than the user's newest action on the item. */
-export type ImportResult = { results: ("applied" | "duplicate" | "superseded")[] };
+export type ImportResult = { results: ("applied" | "duplicate" | "superseded" | "barred")[] };
 
 /** The store a rebuild recomputes from the objects. */
 export type RebuildTarget = "d1" | "central" | "index";
