@@ -13,15 +13,18 @@ type Row = CountColumns & SettingsColumns & { item_type: string; item_id: string
 /**
  * Every item of a list in one statement, with its settings: the pairs travel
  * as one JSON parameter (D1 allows 100 bound parameters; a feed has up to 100
- * items), one row comes back per item, and both joins look each item up by
- * primary key. An item's settings live in the database that holds its
- * counts, so a feed's privacy check costs no query of its own.
+ * items), both joins look each item up by primary key, and a row comes back
+ * only for an item with counts or settings (a long tail's untouched items
+ * cost no row in the answer: they are zeros and public). An item's settings
+ * live in the database that holds its counts, so a feed's privacy check
+ * costs no query of its own.
  */
 const SELECT = `SELECT w.item_type, w.item_id, c.item_id IS NOT NULL AS counted, c.likes, c.views, c.shares, c.saves, c.seq, c.updated_at,
     s.owner_id, s.visibility, s.hide_counts
   FROM (SELECT json_extract(value, '$[0]') AS item_type, json_extract(value, '$[1]') AS item_id FROM json_each(?1)) AS w
   LEFT JOIN item_counts AS c ON c.item_type = w.item_type AND c.item_id = w.item_id
-  LEFT JOIN item_settings AS s ON s.item_type = w.item_type AND s.item_id = w.item_id`;
+  LEFT JOIN item_settings AS s ON s.item_type = w.item_type AND s.item_id = w.item_id
+  WHERE c.item_id IS NOT NULL OR s.item_id IS NOT NULL`;
 
 /** `post:123` → `["post", "123"]`: D1 keeps type and id apart, ids as TEXT. */
 export function splitItem(item: string): [string, string] {
