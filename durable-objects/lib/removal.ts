@@ -115,7 +115,7 @@ export class Removal {
   wiped(now: number): void {
     const row = this.#read();
     if (!row || row.kind !== "delete" || row.phase !== "wiping") return;
-    this.#save({ ...row, phase: "done", finished_at: now }, () => this.host.storage.sql.exec("UPDATE state SET user = NULL, tats = '{}'"));
+    this.#save({ ...row, user: "", phase: "done", finished_at: now }, () => this.host.storage.sql.exec("UPDATE state SET user = NULL, tats = '{}'"));
   }
 
   state(): RemovalState | null {

@@ -121,8 +121,17 @@ describe("removing a user", () => {
       })),
     );
     expect(found).toEqual([...expected].map(([key, likes]) => ({ key, counts: [likes, likes, likes], itemRows: 0, byUser: null, byItem: null })));
-    const userRows = await runInDurableObject(user(victim.id), (_, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM edges").one().n);
-    expect(userRows).toBe(0);
+    const kept = await runInDurableObject(user(victim.id), async (_, state) => {
+      const sql = state.storage.sql;
+      return {
+        edges: sql.exec<{ n: number }>("SELECT count(*) AS n FROM edges").one().n,
+        outbox: sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n,
+        ids: sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM state WHERE user IS NOT NULL) + (SELECT count(*) FROM removal WHERE user != '') AS n").one().n,
+        alarm: await state.storage.getAlarm(),
+      };
+    });
+    // Done and idle: no id of the user, nothing to deliver, no alarm.
+    expect(kept).toEqual({ edges: 0, outbox: 0, ids: 0, alarm: null });
     const index = userIndexDatabaseFor(env, victim.id);
     expect(await index.prepare("SELECT count(*) AS n FROM user_index WHERE user = ?").bind(victim.id).first<{ n: number }>()).toEqual({ n: 0 });
     // Asking again changes nothing.
