@@ -28,7 +28,11 @@ export async function answerForgets(env: Env, queue: string, requests: readonly 
     try {
       const wiped = await forgetUser(env, request.user);
       // The rest of a large account in a message of its own: a retry would count towards the dead-letter limit.
-      if (!wiped) await eventQueueFor(env, request.user).queue.send(request, { contentType: "json" });
+      if (!wiped) {
+        const { queue: next, name } = eventQueueFor(env, request.user);
+        await next.send(request, { contentType: "json" });
+        metrics.count("queue_messages_total", { queue: name, event: "sent" });
+      }
       message.ack();
     } catch (error) {
       retried++;
