@@ -16,7 +16,8 @@ const root = resolve(import.meta.dirname, "../..");
 const PREFIX = "export_";
 const DECEMBER = Date.parse("2026-12-10T12:00:00Z");
 const JANUARY = Date.parse("2027-01-03T12:00:00Z");
-const USERS = ["4242424242", "17", "900000000000000001"];
+// Long enough that none can turn up by chance inside a 32-digit hex pseudonym.
+const USERS = ["4242424242424", "1700000000017", "900000000000000001"];
 
 let server: Server;
 let store: StoreAccess;
@@ -87,6 +88,7 @@ describe("the pseudonymized export", () => {
     ]);
     const text = JSON.stringify(december);
     for (const user of USERS) expect(text).not.toContain(user);
+    for (const edge of december) expect(edge.user).toMatch(/^u_[0-9a-f]{32}$/);
     // One user, one pseudonym within the period; two users, two.
     expect(december[0]!.user).toBe(december[3]!.user);
     expect(new Set(december.map((e) => e.user)).size).toBe(3);
