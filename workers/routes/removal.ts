@@ -50,7 +50,7 @@ removal.post("/v1/admin/purge", requireService, async (c) => {
   return c.json({ purged: results.map((result, i) => removalResponse(users[i]!, result.status === "fulfilled" ? result.value : null)) });
 });
 
-/** Lifts a purge's bar; 409 for a deleted account (it stays barred) and for one that is not barred. */
+/** Lifts a purge's bar (again: the same answer); 409 for a deleted account (it stays barred) and for one never purged. */
 removal.delete("/v1/admin/users/:user_id/bar", requireService, async (c) => {
   const { user_id } = readParams(c, AdminUserParams);
   const user = userLikes(c.env, user_id, routeLabel(c));
