@@ -246,6 +246,8 @@ export class UserLikes extends DurableObject<Env> {
   /** The Worker wiped the deleted user's rows in the stores (workers/pipeline/forget-user.ts). */
   removalWiped(): void {
     this.#removal.wiped(Date.now());
+    // The wiping step's resend alarm has nothing left to do: an idle object keeps none.
+    if (!this.#removal.active && this.#outboxSize() === 0) this.#storage.clearAlarm();
   }
 
   /** Changes the item side has not yet acknowledged (for operators and tests). */

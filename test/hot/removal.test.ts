@@ -8,6 +8,7 @@ import { central, d1Counts, settled } from "../workers/pipeline-helpers";
 import { SHARDS, child, delivered, handedOver, head, likeBelowHotRate, makeHot, user, users, type User } from "./hot-helpers";
 
 const service = () => tokenFor(freshId(), { role: "service" });
+const SETTLE_MS = 120_000;
 
 async function removalOf(userId: string): Promise<RemovalResponse> {
   const response = await call("GET", `/v1/admin/users/${userId}/removal`, { token: await service() });
@@ -48,13 +49,14 @@ async function countsEverywhere(key: string, expected: number): Promise<[number,
   try {
     await vi.waitFor(
       async () => {
-        const object = (await settled(key, 30_000)).likes;
+        // An acknowledgement lost in the crash is made good by the object's resend, 30 s and more after its send.
+        const object = (await settled(key, SETTLE_MS)).likes;
         const inD1 = (await d1Counts(key))?.counts.likes ?? 0;
         const inCentral = (await (await central()).readCounts(key))?.counts.likes ?? 0;
         last = [object, inD1, inCentral];
         expect(last).toEqual([expected, expected, expected]);
       },
-      { timeout: 30_000, interval: 100 },
+      { timeout: SETTLE_MS, interval: 100 },
     );
   } catch {
     // The caller's assertion shows the three values.
@@ -137,7 +139,7 @@ describe("removing a user", () => {
     // Asking again changes nothing.
     const again = await call("DELETE", `/v1/admin/users/${victim.id}`, { token: await service() });
     expect(await json<RemovalResponse>(again)).toMatchObject({ phase: "done", removed: { likes: 100 } });
-  }, 180_000);
+  }, 400_000);
 
   it("purges 50 accounts: their likes undone, counts healed, barred until the host app lifts it", async () => {
     const fakes = await users(50);
