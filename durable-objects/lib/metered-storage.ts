@@ -57,9 +57,17 @@ export class MeteredStorage {
     return this.#alarmAt;
   }
 
-  /** Reads the stored alarm once at start-up (inside `blockConcurrencyWhile`). */
+  /**
+   * Reads the stored alarm once at start-up (inside `blockConcurrencyWhile`).
+   * A stored alarm already due is armed again for now: `getAlarm` answers
+   * null while an alarm runs, so a due time here is one no run has taken,
+   * and the local runtime can leave one so after an object was aborted in
+   * the middle of its alarm (it then never fires, and a hot item never cools).
+   */
   async loadAlarm(): Promise<number | null> {
-    this.#alarmAt = await this.storage.getAlarm();
+    const stored = await this.storage.getAlarm();
+    this.#alarmAt = stored;
+    if (stored !== null && stored <= Date.now()) this.setAlarm(Date.now());
     return this.#alarmAt;
   }
 
