@@ -28,10 +28,11 @@ export { MIGRATIONS };
 /** How long a delivery waits for the item side before the alarm takes over. */
 const DELIVERY_TIMEOUT_MS = 3_000;
 /**
- * Delivered marks not folded into a like's commit within this long are
- * committed on their own: long enough that a user liking every second or two
- * pays no extra commit, well short of the ten seconds or more of quiet after
- * which an object may be evicted (a crash before it only costs a redelivery).
+ * Delivered marks ride on the user's next like's commit; once the object has
+ * delivered nothing for this long (lib/soon.ts) they get a commit of their
+ * own: a user who keeps liking every second or two pays no extra commit, and
+ * the wait stays well short of the ten seconds or more of quiet after which
+ * an object may be evicted (a crash before it only costs a redelivery).
  */
 const DELIVERED_PERSIST_MS = 2_000;
 /** A safety alarm after every burst of writes: it redelivers whatever a crash left in the outbox. */
