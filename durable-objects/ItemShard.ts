@@ -207,6 +207,7 @@ export class ItemShard extends DurableObject<Env> {
     });
     this.stats.commits++;
     this.#state = next;
+    if (this.#ackedSeq <= next.acked) this.#persistAck.cancel();
     this.emitter.wake();
     if (this.#storage.alarmAt === null) this.emitter.scheduleAlarm(Date.now() + REPORT_SWEEP_MS);
     // The head learns an adoption's counts from the adopt answer itself.

@@ -385,6 +385,7 @@ export class UserLikes extends DurableObject<Env> {
     if (this.#delivered.size === 0) return;
     this.#storage.sql.exec("DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify([...this.#delivered]));
     this.#delivered.clear();
+    this.#persistDelivered.cancel();
   }
 
   /**

@@ -156,6 +156,7 @@ export class Emitter {
       this.#setMeta("acked_seq", this.#ackedSeq);
       this.#storedAckedSeq = this.#ackedSeq;
     }
+    this.#persist.cancel();
   }
 
   /**
