@@ -19,7 +19,7 @@ import { countCall, MeteredStorage } from "./lib/metered-storage";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
 import { eventQueueFor } from "../shared/event-queue-for";
 import { Recheck } from "./lib/recheck";
-import { SqlSchema, type Migration } from "./lib/sql-schema";
+import { SqlSchema, type Baseline, type Migration } from "./lib/sql-schema";
 import { UniqueViewers } from "./lib/unique-viewers";
 import { WriteRate } from "./lib/write-rate";
 
@@ -89,6 +89,37 @@ export const MIGRATIONS: readonly Migration[] = [
   // The head's own name (its item key): an alarm that wakes a head not in memory gets none from the runtime (ctx.id.name).
   { id: 9, sql: "CREATE TABLE identity (id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT NOT NULL);" },
 ];
+
+/** A new head's schema: what migrations 1 to 9 build, in one script (lib/sql-schema.ts). Exported for the migrations test. */
+export const BASELINE: Baseline = {
+  through: 9,
+  sql: `
+    CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+      seq INTEGER NOT NULL, moved INTEGER, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
+    CREATE TABLE idempotency_keys (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
+    CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+    CREATE TABLE children (
+      idx         INTEGER PRIMARY KEY,
+      likes       INTEGER NOT NULL,
+      saves       INTEGER NOT NULL,
+      seq         INTEGER NOT NULL,
+      writes      INTEGER NOT NULL,
+      reported_at INTEGER NOT NULL
+    );
+    CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+      seq INTEGER NOT NULL, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
+    CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    CREATE TABLE unique_viewers (id INTEGER PRIMARY KEY CHECK (id = 1), sketch BLOB NOT NULL);
+    CREATE TABLE state (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      likes INTEGER NOT NULL, saves INTEGER NOT NULL, views INTEGER NOT NULL, shares INTEGER NOT NULL,
+      hot INTEGER NOT NULL, shards INTEGER NOT NULL, hot_since INTEGER NOT NULL, handing TEXT
+    );
+    INSERT INTO state (id, likes, saves, views, shares, hot, shards, hot_since, handing) VALUES (1, 0, 0, 0, 0, 0, 0, 0, NULL);
+    CREATE TABLE recheck (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL, seq INTEGER NOT NULL);
+    CREATE TABLE identity (id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT NOT NULL);
+  `,
+};
 
 /** Views and shares wait at most this long for a commit: one commit for many events. */
 const EVENT_PERSIST_MS = 250;
@@ -160,7 +191,7 @@ export class ItemCounter extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "item_counter", () => scheduleFlush(env, ctx));
-    this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
+    this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     this.#viewers = new UniqueViewers(this.#storage.sql, () => this.#schema.ready);
     this.#children = new ChildReports(this.#storage.sql);
     this.#events = new EventCounters(this.#storage.sql, () => this.#schema.ready);

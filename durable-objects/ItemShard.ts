@@ -12,7 +12,7 @@ import { Emitter } from "./lib/emitter";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
 import { eventQueueFor } from "../shared/event-queue-for";
-import { SqlSchema, type Migration } from "./lib/sql-schema";
+import { SqlSchema, type Baseline, type Migration } from "./lib/sql-schema";
 import { scheduleFlush } from "../metrics/flush";
 
 /** Exported for the upgrade tests. */
@@ -50,6 +50,23 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { id: 4, sql: EDGE_TIME_MIGRATION },
 ];
+
+/** A new child's schema: what migrations 1 to 4 build, in one script (lib/sql-schema.ts). Exported for the migrations test. */
+export const BASELINE: Baseline = {
+  through: 4,
+  sql: `
+    CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+      seq INTEGER NOT NULL, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
+    CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
+      seq INTEGER NOT NULL, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
+    CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    CREATE TABLE state (
+      id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT, idx INTEGER NOT NULL, likes INTEGER NOT NULL,
+      saves INTEGER NOT NULL, seq INTEGER NOT NULL, writes INTEGER NOT NULL, acked INTEGER NOT NULL
+    );
+    INSERT INTO state (id, item, idx, likes, saves, seq, writes, acked) VALUES (1, NULL, 0, 0, 0, 0, 0, 0);
+  `,
+};
 
 /** A safety alarm after each burst of writes: it resends a report that a crash or a failure left unacknowledged. */
 const REPORT_SWEEP_MS = 5_000;
@@ -95,7 +112,7 @@ export class ItemShard extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "item_shard", () => scheduleFlush(env, ctx));
-    this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
+    this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     // A child is named `post:123#3` (shardObjectName) from its stored item and index: ctx.id.name is
     // missing in an instance that an alarm started (after an eviction or a restart).
     this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {

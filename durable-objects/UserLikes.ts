@@ -10,7 +10,7 @@ import type { ApplyResult, EventPermit, ImportedEdge, ImportOutcome, ToggleLimit
 import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
 import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema } from "./lib/sql-schema";
-import { MIGRATIONS } from "./lib/user-likes-schema";
+import { BASELINE, MIGRATIONS } from "./lib/user-likes-schema";
 import { edgesAfter, ownLikes, type OwnLikesPage } from "./lib/own-likes";
 import { applyImports, recordAction, writeUserEdge } from "./lib/user-edges";
 import type { OwnLikesPosition } from "../shared/own-likes";
@@ -23,7 +23,7 @@ import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 
 /** Exported for the upgrade tests. */
-export { MIGRATIONS };
+export { BASELINE, MIGRATIONS };
 
 /** How long a delivery waits for the item side before the alarm takes over. */
 const DELIVERY_TIMEOUT_MS = 3_000;
@@ -79,7 +79,7 @@ export class UserLikes extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "user_likes", () => scheduleFlush(env, ctx));
-    this.#schema = new SqlSchema(this.#storage, MIGRATIONS);
+    this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
     this.#removal = new Removal(
       {

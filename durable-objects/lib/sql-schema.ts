@@ -15,6 +15,18 @@ export type SchemaStorage = { sql: Sql; transactionSync<T>(fn: () => T): T; read
 export type Migration = { id: number; sql: string };
 
 /**
+ * The schema a new object starts with: what the migrations up to `through`
+ * build (their tables, indexes and seed rows), written as one script. A new
+ * object runs it instead of the chain, whose table rebuilds, copies and drops
+ * made an object's first write cost several times the CPU and rows of any
+ * later one; an object created before it keeps upgrading through the chain.
+ * WARNING: when a migration is added, the baseline either stays at its
+ * `through` or is brought level with the chain; test/workers/migrations.test.ts
+ * checks that the two build the same schema and rows for every object kind.
+ */
+export type Baseline = { through: number; sql: string };
+
+/**
  * Refuses a list that could apply differently on different objects: ids must
  * be positive integers, each greater than the one before.
  */
@@ -41,8 +53,10 @@ export class SqlSchema {
   constructor(
     private readonly storage: SchemaStorage,
     private readonly migrations: readonly Migration[],
+    private readonly baseline?: Baseline,
   ) {
     checkMigrations(migrations);
+    if (baseline && !migrations.some((m) => m.id === baseline.through)) throw new Error(`baseline through ${baseline.through} names no migration`);
     this.#ready = this.#exists();
     if (this.#ready) this.#applyPending();
   }
@@ -86,13 +100,20 @@ export class SqlSchema {
     const sql = this.storage.sql;
     const exists = this.#exists();
     const applied = exists ? new Set(sql.exec<{ id: number }>("SELECT id FROM _migrations").toArray().map((r) => r.id)) : new Set<number>();
-    const pending = this.migrations.filter((m) => !applied.has(m.id));
-    if (pending.length === 0) return;
+    const baseline = exists ? undefined : this.baseline;
+    // A baseline is recorded as its last id alone: every id up to an object's lowest recorded one is applied.
+    const floor = baseline?.through ?? (applied.size > 0 ? Math.min(...applied) : 0);
+    const pending = this.migrations.filter((m) => m.id > floor && !applied.has(m.id));
+    if (pending.length === 0 && !baseline) return;
     const newest = Math.max(0, ...applied);
     const late = pending.find((m) => m.id < newest);
     if (late) throw new Error(`migration ${late.id} is older than the applied migration ${newest}; add a new one instead`);
     this.storage.transactionSync(() => {
       sql.exec("CREATE TABLE IF NOT EXISTS _migrations (id INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+      if (baseline) {
+        sql.exec(baseline.sql);
+        sql.exec("INSERT INTO _migrations (id, applied_at) VALUES (?, ?)", baseline.through, Date.now());
+      }
       for (const migration of pending) {
         sql.exec(migration.sql);
         sql.exec("INSERT INTO _migrations (id, applied_at) VALUES (?, ?)", migration.id, Date.now());

@@ -1,5 +1,5 @@
 import { REMOVAL_MIGRATION } from "./removal";
-import type { Migration } from "./sql-schema";
+import type { Baseline, Migration } from "./sql-schema";
 
 /** The user object's SQLite schema: numbered migrations that only grow. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -71,3 +71,44 @@ export const MIGRATIONS: readonly Migration[] = [
   // A deletion or purge of the user in progress or done, and its bar (lib/removal.ts).
   { id: 6, sql: REMOVAL_MIGRATION },
 ];
+
+/** A new user object's schema: what migrations 1 to 6 build, in one script (lib/sql-schema.ts). */
+export const BASELINE: Baseline = {
+  through: 6,
+  sql: `
+    CREATE TABLE edges (
+      item     TEXT    NOT NULL,
+      counter  TEXT    NOT NULL,
+      state    INTEGER NOT NULL,
+      inc      INTEGER NOT NULL,
+      seq      INTEGER NOT NULL,
+      home     INTEGER NOT NULL DEFAULT -1,
+      at       INTEGER NOT NULL DEFAULT 0,
+      acted_at INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (item, counter)
+    ) WITHOUT ROWID;
+    CREATE TABLE outbox (
+      id      INTEGER PRIMARY KEY,
+      item    TEXT    NOT NULL,
+      counter TEXT    NOT NULL,
+      state   INTEGER NOT NULL,
+      inc     INTEGER NOT NULL,
+      seq     INTEGER NOT NULL,
+      at      INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE state (
+      id   INTEGER PRIMARY KEY CHECK (id = 1),
+      user TEXT,
+      inc  INTEGER NOT NULL,
+      seq  INTEGER NOT NULL,
+      tats TEXT    NOT NULL
+    );
+    INSERT INTO state (id, user, inc, seq, tats) VALUES (1, NULL, 1, 0, '{}');
+    CREATE INDEX edges_by_time ON edges (counter, state, at, item);
+    CREATE TABLE removal (
+      id INTEGER PRIMARY KEY CHECK (id = 1), user TEXT NOT NULL, kind TEXT NOT NULL, phase TEXT NOT NULL,
+      requested_at INTEGER NOT NULL, finished_at INTEGER, likes_removed INTEGER NOT NULL, saves_removed INTEGER NOT NULL,
+      items_forgotten INTEGER NOT NULL, barred INTEGER NOT NULL, wipe_sent_at INTEGER NOT NULL
+    );
+  `,
+};
