@@ -4,9 +4,14 @@ import type { Sql } from "./metered-storage";
 
 export type OwnLikesPage = { itemType: string | null; limit: number; after: OwnLikesPosition | null };
 
+/** Exported for the test that checks it is served by the index. */
+export const OWN_LIKES_PAGE = `SELECT item, at FROM edges
+  WHERE counter = 'likes' AND state = 1 AND (at < ? OR (at = ? AND item < ?)) AND substr(item, 1, length(?)) = ?
+  ORDER BY at DESC, item DESC LIMIT ?`;
+
 /**
  * One page of a user's current likes, newest first, from the user's edges
- * (index `edges_by_time`). Keyset paging on (at, item): a page starts
+ * (index `likes_by_time`). Keyset paging on (at, item): a page starts
  * strictly after the previous page's last row, so a concurrent like (newer
  * than every cursor) neither repeats nor pushes out a row of a later page.
  */
@@ -15,9 +20,7 @@ export function ownLikes(sql: Sql, page: OwnLikesPage): OwnLikesPosition[] {
   const prefix = page.itemType === null ? "" : `${page.itemType}:`;
   return sql
     .exec<OwnLikesPosition>(
-      `SELECT item, at FROM edges
-       WHERE counter = 'likes' AND state = 1 AND (at < ? OR (at = ? AND item < ?)) AND substr(item, 1, length(?)) = ?
-       ORDER BY at DESC, item DESC LIMIT ?`,
+      OWN_LIKES_PAGE,
       after.at,
       after.at,
       after.item,

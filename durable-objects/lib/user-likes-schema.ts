@@ -70,11 +70,21 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 5, sql: "ALTER TABLE edges ADD COLUMN acted_at INTEGER NOT NULL DEFAULT 0" },
   // A deletion or purge of the user in progress or done, and its bar (lib/removal.ts).
   { id: 6, sql: REMOVAL_MIGRATION },
+  {
+    id: 7,
+    // The own-likes index holds current likes only: a like adds one entry and
+    // an unlike removes it, where the full index moved an entry on every
+    // toggle (two rows written) and also indexed saves and unliked edges.
+    sql: `
+      DROP INDEX edges_by_time;
+      CREATE INDEX likes_by_time ON edges (at, item) WHERE counter = 'likes' AND state = 1;
+    `,
+  },
 ];
 
-/** A new user object's schema: what migrations 1 to 6 build, in one script (lib/sql-schema.ts). */
+/** A new user object's schema: what migrations 1 to 7 build, in one script (lib/sql-schema.ts). */
 export const BASELINE: Baseline = {
-  through: 6,
+  through: 7,
   sql: `
     CREATE TABLE edges (
       item     TEXT    NOT NULL,
@@ -104,7 +114,7 @@ export const BASELINE: Baseline = {
       tats TEXT    NOT NULL
     );
     INSERT INTO state (id, user, inc, seq, tats) VALUES (1, NULL, 1, 0, '{}');
-    CREATE INDEX edges_by_time ON edges (counter, state, at, item);
+    CREATE INDEX likes_by_time ON edges (at, item) WHERE counter = 'likes' AND state = 1;
     CREATE TABLE removal (
       id INTEGER PRIMARY KEY CHECK (id = 1), user TEXT NOT NULL, kind TEXT NOT NULL, phase TEXT NOT NULL,
       requested_at INTEGER NOT NULL, finished_at INTEGER, likes_removed INTEGER NOT NULL, saves_removed INTEGER NOT NULL,

@@ -5,6 +5,7 @@ import { BASELINE as ITEM_BASELINE, MIGRATIONS as ITEM_MIGRATIONS } from "../../
 import { BASELINE as SHARD_BASELINE, MIGRATIONS as SHARD_MIGRATIONS } from "../../durable-objects/ItemShard";
 import { BASELINE as USER_BASELINE, MIGRATIONS as USER_MIGRATIONS } from "../../durable-objects/UserLikes";
 import { checkMigrations, SqlSchema, type Baseline, type Migration } from "../../durable-objects/lib/sql-schema";
+import { OWN_LIKES_PAGE } from "../../durable-objects/lib/own-likes";
 import { shardObjectName } from "../../shared/object-names";
 import { call, freshId, json, like, tokenFor } from "./helpers";
 
@@ -20,7 +21,10 @@ function schemaOf(sql: SqlStorage) {
     )
     .toArray();
   return objects.map(({ type, name, tbl_name, sql: text }) => {
-    if (type === "index") return { type, name, table: tbl_name, columns: sql.exec(`SELECT name FROM pragma_index_info('${name}') ORDER BY seqno`).toArray() };
+    if (type === "index") {
+      const columns = sql.exec(`SELECT name FROM pragma_index_info('${name}') ORDER BY seqno`).toArray();
+      return { type, name, table: tbl_name, columns, where: text?.replace(/\s+/g, " ").match(/ WHERE (.*)$/i)?.[1] ?? null };
+    }
     const rows = name === "_migrations" ? [] : sql.exec(`SELECT * FROM "${name}"`).toArray();
     return {
       type,
@@ -68,7 +72,7 @@ describe("object migrations", () => {
   });
 
   it("applies the migrations after a baseline, and never the baseline to an object that has a schema", async () => {
-    const later = [...upTo(USER_MIGRATIONS, 6), { id: 7, sql: "ALTER TABLE state ADD COLUMN extra INTEGER NOT NULL DEFAULT 5" }];
+    const later = [...upTo(USER_MIGRATIONS, 7), { id: 8, sql: "ALTER TABLE state ADD COLUMN extra INTEGER NOT NULL DEFAULT 5" }];
     const built = await build(userStub(freshId()), later, USER_BASELINE);
     const state = built.schema.find((o) => o.name === "state")!;
     expect(state.rows).toEqual([{ id: 1, user: null, inc: 1, seq: 0, tats: "{}", extra: 5 }]);
@@ -76,7 +80,7 @@ describe("object migrations", () => {
     await build(user, USER_MIGRATIONS, USER_BASELINE);
     await runInDurableObject(user, (_, object) => {
       new SqlSchema(object.storage, later, USER_BASELINE).ensure();
-      expect(object.storage.sql.exec("SELECT id FROM _migrations ORDER BY id").toArray()).toEqual([{ id: 6 }, { id: 7 }]);
+      expect(object.storage.sql.exec("SELECT id FROM _migrations ORDER BY id").toArray()).toEqual([{ id: 7 }, { id: 8 }]);
       expect(object.storage.sql.exec("SELECT extra FROM state").one().extra).toBe(5);
     });
     await runInDurableObject(userStub(freshId()), (_, object) => {
@@ -86,6 +90,23 @@ describe("object migrations", () => {
       expect(object.storage.sql.exec("SELECT seq FROM state").one().seq).toBe(4);
     });
     expect(() => new SqlSchema({ sql: {} as SqlStorage, transactionSync: (fn) => fn() }, upTo(USER_MIGRATIONS, 2), USER_BASELINE)).toThrow(/names no migration/);
+  });
+
+  it("pages a user's own likes through the index of current likes, which a save or an unliked edge never enters", async () => {
+    const user = freshId();
+    const token = await tokenFor(user);
+    const [kept, dropped] = [freshId(), freshId()];
+    for (const item of [kept, dropped]) expect((await json(await like(token, item))).status).toBe("liked");
+    expect((await call("DELETE", "/v1/like", { token, body: { item_type: "post", item_id: dropped } })).status).toBe(200);
+    expect((await call("POST", "/v1/save", { token, body: { item_type: "post", item_id: dropped } })).status).toBe(200);
+    await runInDurableObject(userStub(user), (_, state) => {
+      const sql = state.storage.sql;
+      const plan = sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${OWN_LIKES_PAGE}`, 0, 0, "", "", "", 5).toArray();
+      expect(plan.map((step) => step.detail).join(" ")).toMatch(/likes_by_time/);
+      expect(sql.exec("SELECT count(*) AS n FROM edges INDEXED BY likes_by_time WHERE counter = 'likes' AND state = 1").one().n).toBe(1);
+    });
+    const page = await json(await call("GET", "/v1/me/likes", { token }));
+    expect(page.likes.map((l: { item_id: string }) => l.item_id)).toEqual([kept]);
   });
 
   it("refuses a new migration numbered below the last one an object applied, instead of skipping it", async () => {
