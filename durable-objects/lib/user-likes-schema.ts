@@ -73,8 +73,8 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     id: 7,
     // The own-likes index holds current likes only: a like adds one entry and
-    // an unlike removes it, where the full index moved an entry on every
-    // toggle (two rows written) and also indexed saves and unliked edges.
+    // an unlike removes it (no index row written), where the full index
+    // rewrote an entry on every toggle, saves and unliked edges included.
     sql: `
       DROP INDEX edges_by_time;
       CREATE INDEX likes_by_time ON edges (at, item) WHERE counter = 'likes' AND state = 1;

@@ -17,7 +17,7 @@ const upTo = (migrations: readonly Migration[], id: number) => migrations.filter
 function schemaOf(sql: SqlStorage) {
   const objects = sql
     .exec<{ type: string; name: string; tbl_name: string; sql: string | null }>(
-      "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' ORDER BY type, name",
+      "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT GLOB 'sqlite_*' AND name NOT GLOB '_cf_*' ORDER BY type, name",
     )
     .toArray();
   return objects.map(({ type, name, tbl_name, sql: text }) => {
