@@ -325,6 +325,8 @@ export class ItemCounter extends DurableObject<Env> {
       this.emitter.scheduleAlarm(Date.now() + RETRY_MS);
     }
     await this.#recheck.alarm();
+    // An acknowledgement that settled while the item was still hot or handing left the emitter's resend time set.
+    this.#settleAlarm();
     scheduleFlush(this.env, this.ctx);
   }
 

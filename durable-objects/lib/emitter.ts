@@ -130,8 +130,10 @@ export class Emitter {
       this.#ackedSeq = this.#storedAckedSeq = this.#meta("acked_seq");
     }
     ctx.blockConcurrencyWhile(async () => {
-      const alarmAt = await storage.loadAlarm();
-      if (alarmAt === null && this.#hasUnacked()) this.scheduleAlarm(Date.now() + EMIT_INTERVAL_MS);
+      await storage.loadAlarm();
+      // What was in flight lived in the last instance's memory, so an acknowledgement of it finds nothing to match here:
+      // waiting for the stored resend time (30 s to minutes) would only delay the resend that ends it.
+      if (this.#hasUnacked()) this.scheduleAlarm(Date.now() + EMIT_INTERVAL_MS);
     });
   }
 

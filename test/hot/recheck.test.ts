@@ -81,7 +81,7 @@ describe("the recheck of hot items between reconciliation runs", () => {
     await makeHot(id);
     await expect.poll(() => markOf(key), WAIT).not.toBeNull();
     expect(await cooled(key)).toBe(true);
-    // Past one resend of the emitter (30 s): in one loaded full run the alarm was still set after 20 s.
+    // Generous: on a loaded machine the merge's last emission can take many seconds to be acknowledged.
     await expect.poll(() => alarmOf(key), { ...WAIT, timeout: 45_000 }).toBeNull();
   }, 100_000);
 

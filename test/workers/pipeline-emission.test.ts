@@ -1,7 +1,8 @@
-import { runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ItemCounter } from "../../durable-objects/ItemCounter";
+import { EMIT_INTERVAL_MS } from "../../durable-objects/lib/emitter";
 import { countOf, freshId, like, newUser, unlike } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 
@@ -98,6 +99,28 @@ describe("items emit their counts and edges until the stores have them", () => {
       return head.emitter.faults.diverted.map(({ origin, item }) => [origin.name, item]);
     });
     expect(diverted).toEqual([[key, key]]);
+  }, 60_000);
+
+  it("resends at once after a restart what the last instance sent and never heard back about", async () => {
+    const id = freshId();
+    const key = `post:${id}`;
+    const item = itemStub(key);
+    // The sent emission is kept, not delivered: no acknowledgement ever comes for it.
+    await runInDurableObject(item, (instance) => {
+      instance.emitter.faults.divertSends = 1;
+    });
+    expect((await like((await newUser()).token, id)).status).toBe(200);
+    await expect.poll(() => runInDurableObject(item, (instance) => instance.emitter.faults.diverted.length), { timeout: 10_000 }).toBe(1);
+    // A fresh stub each time: one from before the restart is broken by it.
+    const alarmIn = () => runInDurableObject(itemStub(key), async (_, state) => ((await state.storage.getAlarm()) ?? Infinity) - Date.now());
+    // The alarm waits for the resend time, since an acknowledgement may still come.
+    expect(await alarmIn()).toBeGreaterThan(EMIT_INTERVAL_MS * 10);
+
+    await abortAllDurableObjects();
+    // The new instance cannot match an acknowledgement of what its predecessor sent, so it resends within one emit interval.
+    expect(await alarmIn()).toBeLessThanOrEqual(EMIT_INTERVAL_MS);
+    expect((await settled(key)).likes).toBe(1);
+    expect((await d1Counts(key))?.counts.likes).toBe(1);
   }, 60_000);
 
   it("emits nothing for an item that is only read", async () => {
