@@ -2,7 +2,7 @@ import { abortAllDurableObjects, listDurableObjectIds, runInDurableObject } from
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { freshId, like, newUser, tokenFor } from "./helpers";
-import { sample, scrape } from "./metrics-exposition";
+import { sample, scrape, type Family } from "./metrics-exposition";
 
 const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
@@ -54,6 +54,24 @@ describe("an idle system does no work", () => {
       await expect.poll(() => grew("plaudit_storage_commits_total", { object }), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
       await expect.poll(() => grew("plaudit_storage_rows_written_total", { object }), { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
       await expect.poll(() => grew("plaudit_storage_alarms_set_total", { object }), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it("reads the store once for a like of an item its isolate knows nothing of, and not at all for the next like of it", async () => {
+    const service = await tokenFor(freshId(), { role: "service" });
+    const id = freshId();
+    // The like's own reads: the item's settings for the check and its counts for the answer.
+    const likeReads = (families: Family[]) =>
+      (families.find((f) => f.name === "plaudit_d1_queries_total")?.samples ?? [])
+        .filter((s) => s.labels.caller === "item_settings" || s.labels.caller === "write_answer")
+        .reduce((sum, s) => sum + s.value, 0);
+    const liked = (families: Family[]) => sample(families, "plaudit_toggle_outcomes_total", { counter: "likes", outcome: "liked" });
+    for (const expected of [1, 0]) {
+      const before = await scrape(service);
+      expect((await like((await newUser()).token, id)).status).toBe(200);
+      // The like's metrics arrive in one flush: once its outcome is counted, so are its reads.
+      await expect.poll(async () => liked(await scrape(service)) - liked(before), { timeout: 10_000 }).toBe(1);
+      expect(likeReads(await scrape(service)) - likeReads(before)).toBe(expected);
     }
   });
 });

@@ -55,10 +55,22 @@ function checkTimes(claims: JWTPayload, nowSeconds: number, skew: number): void 
   }
 }
 
+/** Given raw bytes, jose imports the secret again on every verification; imported once per secret and isolate instead. */
+const hmacKeys = new Map<string, Promise<CryptoKey>>();
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = hmacKeys.get(secret);
+  if (key === undefined) {
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+    hmacKeys.set(secret, key);
+  }
+  return key;
+}
+
 async function verifyHs256(token: string, keys: string[], options: JWTVerifyOptions): Promise<Verified> {
   for (const [index, secret] of keys.entries()) {
     try {
-      const { payload } = await jwtVerify(token, encoder.encode(secret), { ...options, algorithms: ["HS256"] });
+      const { payload } = await jwtVerify(token, await hmacKey(secret), { ...options, algorithms: ["HS256"] });
       return { claims: payload, service: null };
     } catch (error) {
       // Rotation: the newest secret signs, the older ones still verify.

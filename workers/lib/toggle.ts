@@ -15,6 +15,7 @@ import { refused } from "../limits/refusals";
 import { botScore, standingOf } from "../limits/standing";
 import { tierLimits } from "../limits/tiers";
 import { itemAccess } from "../privacy/access";
+import { cachedSettings } from "../privacy/item-settings";
 import { barred } from "./errors";
 import { readJson } from "./validation";
 import type { AppEnv } from "../types";
@@ -47,7 +48,10 @@ export function toggleHandler(counter: ToggleCounter, on: boolean) {
     const principal = c.get("principal");
     const standing = standingOf(principal, botScore(c.req.raw), config(c.env));
     const limits = standing ? tierLimits(counter, standing.share, config(c.env)) : undefined;
-    const shown = await itemAccess(c.env, c.get("viewer"), itemKey(ref.item_type, ref.item_id), on ? "turn_on" : "turn_off");
+    const key = itemKey(ref.item_type, ref.item_id);
+    // One store query brings what this isolate lacks of an item it knows nothing of: the counts for the answer and the settings for the check.
+    if (!lastKnownCounts(key) && !cachedSettings(key, Date.now())) await readCounts(rt, key).catch(() => undefined);
+    const shown = await itemAccess(c.env, c.get("viewer"), key, on ? "turn_on" : "turn_off");
     const outcome = await setToggle(rt, principal.userId, ref, counter, on, limits);
     if (outcome.status === "pending") return c.json({ status: "pending" } satisfies PendingToggleResponse, 202);
     const count = shownCount(outcome.count, shown);
