@@ -19,6 +19,7 @@ import { Removal } from "./lib/removal";
 import { forgetAtHomes, requestWipe } from "./lib/removal-calls";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
+import { UserOutbox, type EdgeRef } from "./lib/user-outbox";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 
@@ -44,8 +45,6 @@ const REMOVAL_SAFETY_MS = 10_000;
 /** A change refused by a stale home is re-homed at most this many times per attempt. */
 const MAX_REHOMES = 3;
 
-type OutboxRow = { id: number; item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number; at: number };
-
 /**
  * One user's likes and saves: the authority for "has this user liked this
  * item", and so for dedup. There is one such object per user in the world,
@@ -67,8 +66,8 @@ export class UserLikes extends DurableObject<Env> {
   #tats = new Map<string, number>();
   /** Event limiter state is memory only: a view must not cost a durable write. */
   #eventTats = new Map<string, number>();
-  /** Outbox rows the item side has applied: deleted by the next like's commit, or by a commit of their own soon after. */
-  #delivered = new Set<number>();
+  /** What the item side has not acknowledged; acknowledgements ride on the next like's commit, or a commit of their own soon after. */
+  readonly #outbox: UserOutbox;
   readonly #persistDelivered: Soon;
   #retryAttempt = 0;
   #edgeLocks = new Map<string, Promise<void>>();
@@ -80,16 +79,16 @@ export class UserLikes extends DurableObject<Env> {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "user_likes", () => scheduleFlush(env, ctx));
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
+    this.#outbox = new UserOutbox(this.#storage.sql);
     this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
     this.#removal = new Removal(
       {
         storage: this.#storage,
         version: () => ({ inc: this.#inc, seq: this.#seq }),
-        writeSeq: (user, seq) => {
-          this.#writeState(user, seq, this.#tats);
+        writeSeq: (user, seq, changed) => {
+          this.#writeState(user, seq, this.#tats, changed);
           this.#seq = seq;
         },
-        deleteDelivered: () => this.#deleteDelivered(),
         undelivered: () => this.pendingDeliveries(),
         deliver: (item, counter) => this.#deliverEdge(item, counter),
         forget: (user, item, counter, home) => forgetAtHomes(env, user, item, counter, home),
@@ -130,7 +129,6 @@ export class UserLikes extends DurableObject<Env> {
     const written = this.#storage.commit(() => {
       this.#schema.ensure();
       const sql = this.#storage.sql;
-      this.#deleteDelivered();
       const current = sql
         .exec<{ state: number; acted_at: number }>("SELECT state, acted_at FROM edges WHERE item = ? AND counter = ?", request.item, request.counter)
         .toArray()[0];
@@ -139,7 +137,7 @@ export class UserLikes extends DurableObject<Env> {
       const changed = !superseded && (current?.state ?? 0) !== want;
       const home = homeFor(request.user, cachedPlacement(request.item, now));
       const seq = changed ? this.#seq + 1 : this.#seq;
-      this.#writeState(request.user, seq, tats);
+      this.#writeState(request.user, seq, tats, changed ? [{ item: request.item, counter: request.counter }] : []);
       if (superseded) return "superseded";
       // A new edge's home comes from the shard map this isolate knows; an
       // existing edge keeps its home whatever the item's state now.
@@ -175,9 +173,9 @@ export class UserLikes extends DurableObject<Env> {
     const now = Date.now();
     const result = this.#storage.commit(() => {
       this.#schema.ensure();
-      this.#deleteDelivered();
       const applied = applyImports(this.#storage.sql, edges, { inc: this.#inc, seq: this.#seq }, (item) => homeFor(user, cachedPlacement(item, now)));
-      this.#writeState(user, applied.seq, this.#tats);
+      const changed = applied.changed.map((item): EdgeRef => ({ item, counter: "likes" }));
+      this.#writeState(user, applied.seq, this.#tats, changed);
       if (applied.changed.length > 0 && this.#storage.alarmAt === null) this.#storage.setAlarm(now + OUTBOX_SWEEP_MS);
       return applied;
     });
@@ -253,7 +251,7 @@ export class UserLikes extends DurableObject<Env> {
 
   /** Changes the item side has not yet acknowledged (for operators and tests). */
   pendingDeliveries(): number {
-    return this.#schema.ready ? this.#outboxSize() - this.#delivered.size : 0;
+    return this.#schema.ready ? this.#outbox.undelivered().length : 0;
   }
 
   /**
@@ -275,7 +273,7 @@ export class UserLikes extends DurableObject<Env> {
     const removalStep = await this.#removal.step();
     try {
       let next = removalStep;
-      if (this.#outboxSize() > this.#delivered.size) {
+      if (this.pendingDeliveries() > 0) {
         this.#retryAttempt++;
         const retry = Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS);
         next = Math.min(next ?? retry, retry);
@@ -291,13 +289,7 @@ export class UserLikes extends DurableObject<Env> {
 
   async #redeliver(): Promise<void> {
     if (!this.#schema.ready) return;
-    const edges = this.#storage.sql
-      .exec<{ id: number; item: string; counter: ToggleCounter }>("SELECT id, item, counter FROM outbox ORDER BY id")
-      .toArray()
-      .filter((row) => !this.#delivered.has(row.id));
-    if (edges.length === 0) return;
-    const distinct = new Map(edges.map((row) => [`${row.item}\u0000${row.counter}`, row]));
-    await Promise.all([...distinct.values()].map((row) => this.#deliverEdge(row.item, row.counter)));
+    await Promise.all(this.#outbox.undelivered().map((edge) => this.#deliverEdge(edge.item, edge.counter)));
   }
 
   /**
@@ -327,17 +319,14 @@ export class UserLikes extends DurableObject<Env> {
     try {
       for (let attempt = 0; attempt < MAX_REHOMES; attempt++) {
         const sql = this.#storage.sql;
-        const rows = sql
-          .exec<OutboxRow>("SELECT id, item, counter, state, inc, seq, at FROM outbox WHERE item = ? AND counter = ? ORDER BY id", item, counter)
-          .toArray()
-          .filter((row) => !this.#delivered.has(row.id));
-        if (rows.length === 0) return;
-        const home = sql.exec<{ home: number }>("SELECT home FROM edges WHERE item = ? AND counter = ?", item, counter).one().home;
-        const changes: EdgeChange[] = rows.map(({ state, inc, seq, at }) => ({ user, counter, state, inc, seq, at }));
-        const result = await this.#withTimeout(this.#sendTo(item, home, changes));
+        const due = this.#outbox.due({ item, counter });
+        if (due === null) return;
+        const { state, inc, seq, at, home } = due;
+        const change: EdgeChange = { user, counter, state, inc, seq, at };
+        const result = await this.#withTimeout(this.#sendTo(item, home, [change]));
         if (result.status === "applied") {
-          for (const row of rows) this.#delivered.add(row.id);
-          metrics.count("outbox_delivered_total", { object: "user_likes" }, rows.length);
+          this.#outbox.delivered({ item, counter }, change);
+          metrics.count("outbox_delivered_total", { object: "user_likes" });
           this.#persistDelivered.request();
           return;
         }
@@ -381,38 +370,38 @@ export class UserLikes extends DurableObject<Env> {
     }
   }
 
-  #deleteDelivered(): void {
-    if (this.#delivered.size === 0) return;
-    this.#storage.sql.exec("DELETE FROM outbox WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify([...this.#delivered]));
-    this.#delivered.clear();
-    this.#persistDelivered.cancel();
-  }
-
   /**
    * Delivered marks that no like's commit picked up: stored on their own, so
    * an evicted object does not wake up to deliver them again. An empty outbox
    * needs no sweep: the alarm is cleared and the idle object stays asleep.
    */
   #storeDelivered(): void {
-    if (this.#delivered.size === 0) return;
-    this.#storage.commit(() => this.#deleteDelivered());
+    if (!this.#outbox.stale) return;
+    this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET outbox = ?", this.#outbox.next([])));
+    this.#persistDelivered.cancel();
     if (this.#outboxSize() === 0 && !this.#removal.active) this.#storage.clearAlarm();
   }
 
-  /** Inside a transaction: the user, the version sequence and the limiter's buckets, one row. */
-  #writeState(user: string, seq: number, tats: ReadonlyMap<string, number>): void {
+  /**
+   * Inside a transaction: the user, the version sequence, the limiter's
+   * buckets and the outbox (with `changed` in and what was delivered out), one row.
+   */
+  #writeState(user: string, seq: number, tats: ReadonlyMap<string, number>, changed: readonly EdgeRef[]): void {
     this.#storage.sql.exec(
-      `INSERT INTO state (id, user, inc, seq, tats) VALUES (1, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET user = excluded.user, seq = excluded.seq, tats = excluded.tats`,
+      `INSERT INTO state (id, user, inc, seq, tats, outbox) VALUES (1, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET user = excluded.user, seq = excluded.seq, tats = excluded.tats, outbox = excluded.outbox`,
       user,
       this.#inc,
       seq,
       JSON.stringify(Object.fromEntries(tats)),
+      this.#outbox.next(changed),
     );
+    this.#persistDelivered.cancel();
   }
 
+  /** Edges in the stored outbox, delivered or not: the alarm is kept while there are any. */
   #outboxSize(): number {
-    return this.#storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n;
+    return this.#outbox.stored().length;
   }
 
   /** Likes and saves have separate buckets, each a per-minute and a per-day limit. */

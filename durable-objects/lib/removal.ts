@@ -16,12 +16,10 @@ const WIPE_RESEND_MS = 30_000;
 /** What the removal needs of the user's object. */
 export type RemovalHost = {
   storage: MeteredStorage;
-  /** The user's version counter, and setting its new sequence inside a commit (the state row). */
+  /** The user's version counter, and setting its new sequence inside a commit (the state row, with the changed edges in its outbox). */
   version: () => { inc: number; seq: number };
-  writeSeq: (user: string, seq: number) => void;
-  /** Inside a commit: drops the outbox rows the item side acknowledged. */
-  deleteDelivered: () => void;
-  /** Changes still in the outbox that the item side has not acknowledged. */
+  writeSeq: (user: string, seq: number, changed: readonly { item: string; counter: ToggleCounter }[]) => void;
+  /** Changes in the outbox that the item side has not acknowledged. */
   undelivered: () => number;
   deliver: (item: string, counter: ToggleCounter) => Promise<void>;
   /** Asks the edge's home (and the head, when a child holds it) to drop its row; false while the pipeline still carries it. */
@@ -181,13 +179,12 @@ export class Removal {
     let { seq } = this.host.version();
     const likes = edges.filter((e) => e.counter === "likes").length;
     this.#save({ ...row, likes_removed: row.likes_removed + likes, saves_removed: row.saves_removed + edges.length - likes }, () => {
-      this.host.deleteDelivered();
       for (const { item, counter } of edges) {
         seq++;
         // An existing edge keeps its home: the unlike goes where the like is held.
         writeUserEdge(sql, { item, counter, state: 0, inc, seq, at: now, home: -1 });
       }
-      this.host.writeSeq(row.user, seq);
+      this.host.writeSeq(row.user, seq, edges);
     });
     await Promise.all(edges.map(({ item, counter }) => this.host.deliver(item, counter)));
     return STEP_MS;

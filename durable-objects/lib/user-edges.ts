@@ -2,7 +2,7 @@ import type { ToggleCounter } from "../../shared/counters";
 import type { ImportedEdge, ImportOutcome } from "../../shared/contracts";
 import type { Sql } from "./metered-storage";
 
-/** One changed edge of a user object, as its edges table and its outbox both hold it. */
+/** One changed edge of a user object, as its edges table holds it. */
 export type UserEdgeChange = { item: string; counter: ToggleCounter; state: 0 | 1; inc: number; seq: number; at: number; home: number };
 
 /**
@@ -25,9 +25,10 @@ export function recordAction(sql: Sql, edge: { item: string; counter: ToggleCoun
 }
 
 /**
- * Inside the user object's transaction: the edge's new state and its outbox
- * entry, together. `home` is used only for a new edge: an existing edge keeps
- * its home whatever the item's state now.
+ * Inside the user object's transaction: the edge's new state, which is what
+ * its delivery sends (the caller puts the edge in the outbox, in the same
+ * commit). `home` is used only for a new edge: an existing edge keeps its
+ * home whatever the item's state now.
  */
 export function writeUserEdge(sql: Sql, change: UserEdgeChange): void {
   const { item, counter, state, inc, seq, at, home } = change;
@@ -43,18 +44,18 @@ export function writeUserEdge(sql: Sql, change: UserEdgeChange): void {
     home,
     at,
   );
-  sql.exec("INSERT INTO outbox (item, counter, state, inc, seq, at) VALUES (?, ?, ?, ?, ?, ?)", item, counter, state, inc, seq, at);
 }
 
 /**
  * Inside the user object's transaction: edges brought from another system
  * (invariant I6). Each carries its target state and its time, never a
  * toggle: it applies only when no action of this user on this item is as new
- * (a live like after the import's time wins), and through the same edge and
- * outbox rows as a live like, so the item side and the stores follow.
+ * (a live like after the import's time wins), and as a live like does (the
+ * caller puts the changed edges in the outbox), so the item side and the
+ * stores follow.
  * A state that is already current changes nothing. An unlike of an edge the
- * user never had is remembered (state 0, its time), without an outbox entry,
- * so an older imported like of it cannot apply later.
+ * user never had is remembered (state 0, its time), and not delivered, so an
+ * older imported like of it cannot apply later.
  */
 export function applyImports(
   sql: Sql,

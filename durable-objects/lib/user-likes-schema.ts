@@ -80,11 +80,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX likes_by_time ON edges (at, item) WHERE counter = 'likes' AND state = 1;
     `,
   },
+  {
+    id: 8,
+    // The outbox becomes a list of edges in the state row, which every change
+    // rewrites anyway: a change no longer inserts a row and its delivery no
+    // longer deletes one. What is sent is the edge row's newest state.
+    sql: `
+      ALTER TABLE state ADD COLUMN outbox TEXT NOT NULL DEFAULT '[]';
+      UPDATE state SET outbox = (SELECT coalesce(json_group_array(json_array(item, counter)), '[]') FROM (SELECT DISTINCT item, counter FROM outbox));
+      DROP TABLE outbox;
+    `,
+  },
 ];
 
-/** A new user object's schema: what migrations 1 to 7 build, in one script (lib/sql-schema.ts). */
+/** A new user object's schema: what migrations 1 to 8 build, in one script (lib/sql-schema.ts). */
 export const BASELINE: Baseline = {
-  through: 7,
+  through: 8,
   sql: `
     CREATE TABLE edges (
       item     TEXT    NOT NULL,
@@ -97,21 +108,13 @@ export const BASELINE: Baseline = {
       acted_at INTEGER NOT NULL DEFAULT 0,
       PRIMARY KEY (item, counter)
     ) WITHOUT ROWID;
-    CREATE TABLE outbox (
-      id      INTEGER PRIMARY KEY,
-      item    TEXT    NOT NULL,
-      counter TEXT    NOT NULL,
-      state   INTEGER NOT NULL,
-      inc     INTEGER NOT NULL,
-      seq     INTEGER NOT NULL,
-      at      INTEGER NOT NULL DEFAULT 0
-    );
     CREATE TABLE state (
       id   INTEGER PRIMARY KEY CHECK (id = 1),
       user TEXT,
       inc  INTEGER NOT NULL,
       seq  INTEGER NOT NULL,
-      tats TEXT    NOT NULL
+      tats TEXT    NOT NULL,
+      outbox TEXT NOT NULL DEFAULT '[]'
     );
     INSERT INTO state (id, user, inc, seq, tats) VALUES (1, NULL, 1, 0, '{}');
     CREATE INDEX likes_by_time ON edges (at, item) WHERE counter = 'likes' AND state = 1;

@@ -7,16 +7,20 @@ import { sample, scrape, type Family } from "./metrics-exposition";
 const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
 
-/** What an object has left to do: its alarm, and the rows of its outboxes (0 for a table it does not have). */
+/** What an object has left to do: its alarm, and what its outboxes hold (0 for a table it does not have). */
 function leftovers(_: unknown, state: DurableObjectState) {
   const sql = state.storage.sql;
   const tables = new Set(sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((t) => t.name));
   const rows = (table: string) => (tables.has(table) ? sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n : 0);
   const meta = (key: string) =>
     tables.has("emit_meta") ? (sql.exec<{ value: number }>("SELECT value FROM emit_meta WHERE key = ?", key).toArray()[0]?.value ?? 0) : 0;
+  // A user's outbox is the list in its state row; an item's emissions are rows of their own.
+  const outbox = tables.has("state") && sql.exec("SELECT name FROM pragma_table_info('state') WHERE name = 'outbox'").toArray().length > 0
+    ? (JSON.parse(sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox) as unknown[]).length
+    : 0;
   return state.storage.getAlarm().then((alarm) => ({
     alarm,
-    outbox: rows("outbox"),
+    outbox,
     emissions: rows("emit_edges"),
     unackedSnapshots: meta("seq") - meta("acked_seq"),
   }));

@@ -1,4 +1,4 @@
-import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BASELINE as ITEM_BASELINE, MIGRATIONS as ITEM_MIGRATIONS } from "../../durable-objects/ItemCounter";
@@ -72,15 +72,16 @@ describe("object migrations", () => {
   });
 
   it("applies the migrations after a baseline, and never the baseline to an object that has a schema", async () => {
-    const later = [...upTo(USER_MIGRATIONS, 7), { id: 8, sql: "ALTER TABLE state ADD COLUMN extra INTEGER NOT NULL DEFAULT 5" }];
+    const { through } = USER_BASELINE;
+    const later = [...upTo(USER_MIGRATIONS, through), { id: through + 1, sql: "ALTER TABLE state ADD COLUMN extra INTEGER NOT NULL DEFAULT 5" }];
     const built = await build(userStub(freshId()), later, USER_BASELINE);
     const state = built.schema.find((o) => o.name === "state")!;
-    expect(state.rows).toEqual([{ id: 1, user: null, inc: 1, seq: 0, tats: "{}", extra: 5 }]);
+    expect(state.rows).toEqual([{ id: 1, user: null, inc: 1, seq: 0, tats: "{}", outbox: "[]", extra: 5 }]);
     const user = userStub(freshId());
     await build(user, USER_MIGRATIONS, USER_BASELINE);
     await runInDurableObject(user, (_, object) => {
       new SqlSchema(object.storage, later, USER_BASELINE).ensure();
-      expect(object.storage.sql.exec("SELECT id FROM _migrations ORDER BY id").toArray()).toEqual([{ id: 7 }, { id: 8 }]);
+      expect(object.storage.sql.exec("SELECT id FROM _migrations ORDER BY id").toArray()).toEqual([{ id: through }, { id: through + 1 }]);
       expect(object.storage.sql.exec("SELECT extra FROM state").one().extra).toBe(5);
     });
     await runInDurableObject(userStub(freshId()), (_, object) => {
@@ -178,5 +179,38 @@ describe("object migrations", () => {
       [fresh, false],
       [old, true],
     ]);
+  });
+
+  it("upgrades a user object created at migration 7 with changes in its outbox table: the list in its state row, then delivered", async () => {
+    const user = freshId();
+    const [twice, once] = [`post:${freshId()}`, `post:${freshId()}`];
+    await runInDurableObject(userStub(user), (_, state) => {
+      new SqlSchema(state.storage, upTo(USER_MIGRATIONS, 7)).ensure();
+      const sql = state.storage.sql;
+      sql.exec("UPDATE state SET user = ?, seq = 3", user);
+      // Liked, unliked and liked again before any delivery: three rows, one edge, whose newest state is what goes out.
+      sql.exec("INSERT INTO edges (item, counter, state, inc, seq, home, at) VALUES (?, 'likes', 1, 1, 3, -1, 3), (?, 'likes', 1, 1, 1, -1, 1)", twice, once);
+      sql.exec(
+        "INSERT INTO outbox (item, counter, state, inc, seq, at) VALUES (?, 'likes', 1, 1, 1, 1), (?, 'likes', 1, 1, 2, 2), (?, 'likes', 0, 1, 2, 2), (?, 'likes', 1, 1, 3, 3)",
+        once,
+        twice,
+        twice,
+        twice,
+      );
+    });
+    await abortAllDurableObjects();
+    const upgraded = await runInDurableObject(userStub(user), async (_, state) => ({
+      outbox: JSON.parse(state.storage.sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox),
+      tables: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'outbox'").toArray(),
+      alarm: await state.storage.getAlarm(),
+    }));
+    expect(upgraded.outbox).toEqual(expect.arrayContaining([[twice, "likes"], [once, "likes"]]));
+    expect(upgraded.outbox).toHaveLength(2);
+    expect(upgraded.tables).toEqual([]);
+    // The upgraded object keeps an alarm for what it has to deliver.
+    expect(upgraded.alarm).not.toBeNull();
+    expect(await runDurableObjectAlarm(userStub(user))).toBe(true);
+    for (const key of [twice, once]) expect((await itemStub(key).read()).counts.likes).toBe(1);
+    expect(await userStub(user).pendingDeliveries()).toBe(0);
   });
 });

@@ -1,0 +1,81 @@
+import type { ToggleCounter } from "../../shared/counters";
+import type { Sql } from "./metered-storage";
+
+/** One of the user's edges, by its key. */
+export type EdgeRef = { item: string; counter: ToggleCounter };
+/** An edge's change as the edges table holds it: what a delivery sends. */
+export type DueChange = { state: 0 | 1; inc: number; seq: number; at: number; home: number };
+
+type Version = { inc: number; seq: number };
+
+const keyOf = (edge: EdgeRef) => `${edge.item}\u0000${edge.counter}`;
+
+/**
+ * The user's outbox (I3): the edges whose newest change the item side has not
+ * acknowledged, as a list in the user object's one state row. Every change
+ * rewrites that row anyway (its version sequence and limiter), so a change
+ * enters the outbox at no row written, and acknowledgements leave it in the
+ * row's next write. What is sent is the edge row's newest state: a change
+ * overtaken before its delivery is never sent, and the item side, which
+ * applies only newer versions, ends in the same state as if it had been.
+ *
+ * Acknowledgements are kept in memory until a write of the row takes them
+ * out of the list. A crash in between only costs a redelivery, which the item
+ * side refuses as not newer.
+ */
+export class UserOutbox {
+  /** Acknowledged changes, by edge, not yet taken out of the stored list. */
+  readonly #delivered = new Map<string, Version>();
+
+  constructor(private readonly sql: Sql) {}
+
+  /** The stored list holds an edge with nothing left to deliver: a write of the state row would take it out. */
+  get stale(): boolean {
+    const stored = this.stored();
+    return stored.length > 0 && this.undelivered().length < stored.length;
+  }
+
+  /** The stored list: every edge with a change not yet known to be stored as delivered. */
+  stored(): EdgeRef[] {
+    const row = this.sql.exec<{ outbox: string }>("SELECT outbox FROM state").toArray()[0];
+    return row ? (JSON.parse(row.outbox) as [string, ToggleCounter][]).map(([item, counter]) => ({ item, counter })) : [];
+  }
+
+  /**
+   * Inside the commit that writes the state row: the list to store, with the
+   * edges left to deliver, `changed` added (acknowledged edges, and edges
+   * since dropped, are out).
+   */
+  next(changed: readonly EdgeRef[]): string {
+    const list = new Map(this.undelivered().map((edge) => [keyOf(edge), edge]));
+    this.#delivered.clear();
+    for (const edge of changed) list.set(keyOf(edge), edge);
+    return JSON.stringify([...list.values()].map((edge) => [edge.item, edge.counter]));
+  }
+
+  /** What a delivery of the edge sends: null when the item side already has its newest change. */
+  due(edge: EdgeRef): DueChange | null {
+    const listed = this.stored().some((other) => other.item === edge.item && other.counter === edge.counter);
+    return listed ? this.#unacknowledged(edge) : null;
+  }
+
+  /** The item side applied this change of the edge. */
+  delivered(edge: EdgeRef, version: Version): void {
+    this.#delivered.set(keyOf(edge), { inc: version.inc, seq: version.seq });
+  }
+
+  /** The edges whose newest change the item side has not acknowledged. */
+  undelivered(): EdgeRef[] {
+    return this.stored().filter((edge) => this.#unacknowledged(edge) !== null);
+  }
+
+  /** The edge's stored change, unless the item side acknowledged that very version (null too for an edge since dropped). */
+  #unacknowledged(edge: EdgeRef): DueChange | null {
+    const row = this.sql
+      .exec<DueChange>("SELECT state, inc, seq, at, home FROM edges WHERE item = ? AND counter = ?", edge.item, edge.counter)
+      .toArray()[0];
+    if (!row) return null;
+    const acked = this.#delivered.get(keyOf(edge));
+    return acked && acked.inc === row.inc && acked.seq === row.seq ? null : row;
+  }
+}
