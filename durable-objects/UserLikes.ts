@@ -249,7 +249,7 @@ export class UserLikes extends DurableObject<Env> {
     if (!this.#removal.active && this.#outboxSize() === 0) this.#storage.clearAlarm();
   }
 
-  /** Changes the item side has not yet acknowledged (for operators and tests). */
+  /** Edges whose newest change the item side has not yet acknowledged (for operators and tests). */
   pendingDeliveries(): number {
     return this.#schema.ready ? this.#outbox.undelivered().length : 0;
   }

@@ -81,6 +81,34 @@ describe("an acknowledged like survives an item side that fails", () => {
     });
   });
 
+  it("delivers an edge changed three times while its item side failed, once and with its newest state", async () => {
+    const user = await newUser();
+    const id = freshId();
+    const item = itemStub(`post:${id}`);
+    // The item side refuses every delivery until the test lets it recover.
+    await runInDurableObject(item, (instance) => {
+      instance.faults.applyFailures = 1_000;
+    });
+    for (const answer of [await like(user.token, id), await unlike(user.token, id), await like(user.token, id)]) expect(answer.status).toBe(200);
+    // One edge waits, however many times it changed.
+    expect(await userStub(user.id).pendingDeliveries()).toBe(1);
+    expect((await item.read()).counts.likes).toBe(0);
+
+    await runInDurableObject(item, (instance) => {
+      instance.faults.applyFailures = 0;
+    });
+    // Its own retry may run first; either way the alarm delivers it.
+    await runDurableObjectAlarm(userStub(user.id));
+    await expect.poll(async () => (await item.read()).counts.likes, { timeout: 10_000 }).toBe(1);
+    expect(await userStub(user.id).pendingDeliveries()).toBe(0);
+    const stored = () =>
+      runInDurableObject(userStub(user.id), (_, state) => ({
+        outbox: state.storage.sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox,
+        edge: state.storage.sql.exec<{ state: number; seq: number }>("SELECT state, seq FROM edges WHERE item = ?", `post:${id}`).one(),
+      }));
+    await expect.poll(stored, { timeout: 10_000 }).toEqual({ outbox: "[]", edge: { state: 1, seq: 3 } });
+  });
+
   it("keeps re-arming after more than six failures in a row until the change lands", async () => {
     const user = await newUser();
     const id = freshId();
