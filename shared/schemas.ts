@@ -172,7 +172,7 @@ export type LimitsView = z.infer<typeof LimitsView>;
 
 export const AdminUserResponse = z.object({
   user_id: U64IdText,
-  pending_deliveries: Count.meta({ description: "Changes the item side has not acknowledged yet" }),
+  pending_deliveries: Count.meta({ description: "Edges whose newest change the item side has not acknowledged yet (an edge changed again before its delivery counts once)" }),
   limits: LimitsView,
 });
 

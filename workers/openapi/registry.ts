@@ -262,7 +262,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     tag: "admin",
     summary: "A user's undelivered changes and limits",
     description:
-      "Operators' view of one user: changes the item side has not yet acknowledged, the per-user limits that can be in force (standard and each standing tier) and what selects them.",
+      "Operators' view of one user: edges whose newest change the item side has not yet acknowledged, the per-user limits that can be in force (standard and each standing tier) and what selects them.",
     auth: "service",
     params: { schema: AdminUserParams, example: { user_id: "42" } },
     response: {

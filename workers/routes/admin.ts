@@ -13,7 +13,7 @@ import { routeLabel } from "../metrics/route-label";
 
 export const admin = new Hono<AppEnv>();
 
-/** Operators' view of one user: changes the item side has not yet acknowledged, and the limits that can apply and why. */
+/** Operators' view of one user: edges whose newest change the item side has not yet acknowledged, and the limits that can apply and why. */
 admin.get("/v1/admin/users/:user_id", requireService, async (c) => {
   const { user_id } = readParams(c, AdminUserParams);
   const pending = await withRetries(async () => await userLikes(c.env, user_id, routeLabel(c)).pendingDeliveries());
