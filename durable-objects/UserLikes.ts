@@ -19,7 +19,7 @@ import { Removal } from "./lib/removal";
 import { forgetAtHomes, requestWipe } from "./lib/removal-calls";
 import { countCall, MeteredStorage } from "./lib/metered-storage";
 import { Soon } from "./lib/soon";
-import { UserOutbox, type EdgeRef } from "./lib/user-outbox";
+import { keyOf, UserOutbox, type EdgeRef } from "./lib/user-outbox";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 
@@ -299,7 +299,7 @@ export class UserLikes extends DurableObject<Env> {
    * outbox and the alarm retries it.
    */
   #deliverEdge(item: string, counter: ToggleCounter): Promise<void> {
-    const key = `${item}\u0000${counter}`;
+    const key = keyOf({ item, counter });
     const previous = this.#edgeLocks.get(key) ?? Promise.resolve();
     const run = previous.then(() => this.#sendEdge(item, counter));
     const settled = run.then(

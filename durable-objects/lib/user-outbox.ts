@@ -8,7 +8,8 @@ export type DueChange = { state: 0 | 1; inc: number; seq: number; at: number; ho
 
 type Version = { inc: number; seq: number };
 
-const keyOf = (edge: EdgeRef) => `${edge.item}\u0000${edge.counter}`;
+/** One key per edge: the outbox's acknowledgements and the object's per-edge delivery locks. */
+export const keyOf = (edge: EdgeRef) => `${edge.item}\u0000${edge.counter}`;
 
 /**
  * The user's outbox (I3): the edges whose newest change the item side has not
