@@ -88,11 +88,25 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 8, sql: "CREATE TABLE recheck (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL, seq INTEGER NOT NULL);" },
   // The head's own name (its item key): an alarm that wakes a head not in memory gets none from the runtime (ctx.id.name).
   { id: 9, sql: "CREATE TABLE identity (id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT NOT NULL);" },
+  {
+    id: 10,
+    // The emitter's outbox in one row (lib/emitter.ts): a change and an
+    // acknowledgement rewrite it once per commit instead of a row per edge.
+    sql: `
+      CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
+      INSERT INTO emission (id, seq, acked_seq, edges) SELECT 1,
+        coalesce((SELECT value FROM emit_meta WHERE key = 'seq'), 0), coalesce((SELECT value FROM emit_meta WHERE key = 'acked_seq'), 0),
+        (SELECT json_group_array(json_array(user, counter, state, inc, seq, at)) FROM emit_edges)
+        WHERE EXISTS (SELECT 1 FROM emit_meta) OR EXISTS (SELECT 1 FROM emit_edges);
+      DROP TABLE emit_edges;
+      DROP TABLE emit_meta;
+    `,
+  },
 ];
 
-/** A new head's schema: what migrations 1 to 9 build, in one script (lib/sql-schema.ts). Exported for the migrations test. */
+/** A new head's schema: what migrations 1 to 10 build, in one script (lib/sql-schema.ts). Exported for the migrations test. */
 export const BASELINE: Baseline = {
-  through: 9,
+  through: 10,
   sql: `
     CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
       seq INTEGER NOT NULL, moved INTEGER, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
@@ -106,9 +120,7 @@ export const BASELINE: Baseline = {
       writes      INTEGER NOT NULL,
       reported_at INTEGER NOT NULL
     );
-    CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
-      seq INTEGER NOT NULL, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-    CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
     CREATE TABLE unique_viewers (id INTEGER PRIMARY KEY CHECK (id = 1), sketch BLOB NOT NULL);
     CREATE TABLE state (
       id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -263,7 +275,7 @@ export class ItemCounter extends DurableObject<Env> {
   forget(user: string, counter: ToggleCounter): boolean {
     return !this.#schema.ready || this.#storage.commit(() => {
       this.emitter.fold();
-      return forgetEdge(this.#storage.sql, user, counter, true);
+      return forgetEdge(this.#storage.sql, this.emitter, user, counter, true);
     });
   }
 

@@ -49,17 +49,29 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   { id: 4, sql: EDGE_TIME_MIGRATION },
+  {
+    id: 5,
+    // The emitter's outbox in one row (lib/emitter.ts): a change and an
+    // acknowledgement rewrite it once per commit instead of a row per edge.
+    sql: `
+      CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
+      INSERT INTO emission (id, seq, acked_seq, edges) SELECT 1,
+        coalesce((SELECT value FROM emit_meta WHERE key = 'seq'), 0), coalesce((SELECT value FROM emit_meta WHERE key = 'acked_seq'), 0),
+        (SELECT json_group_array(json_array(user, counter, state, inc, seq, at)) FROM emit_edges)
+        WHERE EXISTS (SELECT 1 FROM emit_meta) OR EXISTS (SELECT 1 FROM emit_edges);
+      DROP TABLE emit_edges;
+      DROP TABLE emit_meta;
+    `,
+  },
 ];
 
-/** A new child's schema: what migrations 1 to 4 build, in one script (lib/sql-schema.ts). Exported for the migrations test. */
+/** A new child's schema: what migrations 1 to 5 build, in one script (lib/sql-schema.ts). Exported for the migrations test. */
 export const BASELINE: Baseline = {
-  through: 4,
+  through: 5,
   sql: `
     CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
       seq INTEGER NOT NULL, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-    CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
-      seq INTEGER NOT NULL, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-    CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
     CREATE TABLE state (
       id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT, idx INTEGER NOT NULL, likes INTEGER NOT NULL,
       saves INTEGER NOT NULL, seq INTEGER NOT NULL, writes INTEGER NOT NULL, acked INTEGER NOT NULL
@@ -73,7 +85,7 @@ const REPORT_SWEEP_MS = 5_000;
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 60_000;
 /** The head's acknowledgement, if no apply's commit stores it first, is committed on its own after this long. */
-const ACK_PERSIST_MS = 500;
+const ACK_PERSIST_MS = 2_000;
 
 type State = { item: string | null; index: number; likes: number; saves: number; seq: number; writes: number; acked: number };
 /** One call's changes; adopted ones are the head's hand-over, neither new writes nor new emissions. */
@@ -161,7 +173,7 @@ export class ItemShard extends DurableObject<Env> {
   forget(user: string, counter: ToggleCounter): boolean {
     return !this.#schema.ready || this.#storage.commit(() => {
       this.emitter.fold();
-      return forgetEdge(this.#storage.sql, user, counter, false);
+      return forgetEdge(this.#storage.sql, this.emitter, user, counter, false);
     });
   }
 

@@ -1,4 +1,5 @@
 import { isNewer, type EdgeChange } from "../../shared/edges";
+import type { Emitter } from "./emitter";
 import type { Sql } from "./metered-storage";
 
 /**
@@ -56,8 +57,8 @@ export function applyEdge(sql: Sql, change: EdgeChange): number | null {
  * handed over (`moved`, with `hasMoved`) is only the head's marker and goes
  * too. Inside the object's transaction.
  */
-export function forgetEdge(sql: Sql, user: string, counter: string, hasMoved: boolean): boolean {
-  if (sql.exec("SELECT 1 FROM emit_edges WHERE user = ? AND counter = ?", user, counter).toArray().length > 0) return false;
+export function forgetEdge(sql: Sql, emitter: Pick<Emitter, "holds">, user: string, counter: string, hasMoved: boolean): boolean {
+  if (emitter.holds(user, counter)) return false;
   const row = sql
     .exec<{ state: number; moved: number | null }>(`SELECT state, ${hasMoved ? "moved" : "NULL AS moved"} FROM edges WHERE user = ? AND counter = ?`, user, counter)
     .toArray()[0];

@@ -35,7 +35,14 @@ const IN_FLIGHT_TTL_MS = 10 * 60_000;
  * long get a commit of their own: an idle object must not be evicted with
  * them in memory only, or it would wake up to send everything again.
  */
-const ACK_PERSIST_MS = 500;
+const ACK_PERSIST_MS = 2_000;
+/**
+ * Edges waiting for acknowledgement, at most: the outbox is one row, which
+ * SQLite caps at 2 MB. Past it the owner's commit fails and its writers
+ * retry (their own outboxes keep the changes, I3) until acknowledgements make
+ * room: only a long outage of the aggregator on a busy object comes near.
+ */
+export const MAX_PENDING_EDGES = 10_000;
 /** Room for a message's envelope (origin, ids, snapshot) next to its edges. */
 const ENVELOPE_BYTES = 1_000;
 
@@ -66,6 +73,13 @@ export type EmissionState = {
 };
 
 export type EdgeRow = { user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number; at: number };
+/**
+ * The emission outbox as stored, in one row (table `emission`): the count
+ * snapshot's sequence, the newest one acknowledged, and each edge's newest
+ * unacknowledged version. A change and an acknowledgement rewrite that one
+ * row, once per commit, instead of inserting and deleting a row per edge.
+ */
+type Outbox = { seq: number; ackedSeq: number; edges: Map<string, EdgeRow> };
 /** The version last sent, when, and how many times in a row that version was sent. */
 type Sent = { inc: number; seq: number; at: number; tries: number };
 type InFlight = { snapshotSeq: number | null; edges: EdgeRow[]; at: number };
@@ -75,6 +89,7 @@ const edgeKey = (user: string, counter: string) => `${user}\u0000${counter}`;
 /**
  * The emission outbox of one object: what it must tell the aggregator, kept
  * until the aggregator has written it to both stores and acknowledged it.
+ * One row (see Outbox), staged in the owner's commit and written once at its end.
  *
  * Costs no commit of its own while the object changes: changes are recorded
  * inside the owner's transaction (`record*`), acknowledgements are folded
@@ -104,7 +119,9 @@ export class Emitter {
   readonly #boot = crypto.randomUUID().slice(0, 8);
   #nextEmission = 0;
   #ackedSeq = 0;
-  #storedAckedSeq = 0;
+  /** The outbox as last committed (null: not read yet), and the commit in progress's copy of it. */
+  #stored: Outbox | null = null;
+  #draft: Outbox | null = null;
   #snapshotSent: Sent | null = null;
   #sentEdges = new Map<string, Sent>();
   #inFlight = new Map<string, InFlight>();
@@ -126,9 +143,7 @@ export class Emitter {
       if (this.options.ready() && this.#hasUnfolded()) this.storage.commit(() => this.fold());
       this.options.settled?.();
     });
-    if (options.ready()) {
-      this.#ackedSeq = this.#storedAckedSeq = this.#meta("acked_seq");
-    }
+    this.#ackedSeq = this.#committed().ackedSeq;
     ctx.blockConcurrencyWhile(async () => {
       await storage.loadAlarm();
       // What was in flight lived in the last instance's memory, so an acknowledgement of it finds nothing to match here:
@@ -149,14 +164,15 @@ export class Emitter {
 
   /** Inside the owner's transaction: persists what acknowledgements arrived since the last write. */
   fold(): void {
-    const sql = this.storage.sql;
-    for (const row of this.#ackedEdges.values()) {
-      sql.exec("DELETE FROM emit_edges WHERE user = ? AND counter = ? AND inc = ? AND seq = ?", row.user, row.counter, row.inc, row.seq);
-    }
-    this.#ackedEdges.clear();
-    if (this.#ackedSeq > this.#storedAckedSeq) {
-      this.#setMeta("acked_seq", this.#ackedSeq);
-      this.#storedAckedSeq = this.#ackedSeq;
+    if (this.#hasUnfolded()) {
+      const outbox = this.#edit();
+      for (const [key, row] of this.#ackedEdges) {
+        const held = outbox.edges.get(key);
+        // A newer version recorded since the send stays: only what the aggregator has leaves.
+        if (held && held.inc === row.inc && held.seq === row.seq) outbox.edges.delete(key);
+      }
+      this.#ackedEdges.clear();
+      outbox.ackedSeq = Math.max(outbox.ackedSeq, this.#ackedSeq);
     }
     this.#persist.cancel();
   }
@@ -166,24 +182,27 @@ export class Emitter {
    * older version never replaces a newer one still waiting to be sent.
    */
   recordEdge(user: string, change: Pick<EdgeChange, "counter" | "state" | "inc" | "seq" | "at">): void {
-    this.storage.sql.exec(
-      `INSERT INTO emit_edges (user, counter, state, inc, seq, at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (user, counter) DO UPDATE SET state = excluded.state, inc = excluded.inc, seq = excluded.seq, at = excluded.at
-       WHERE excluded.inc > emit_edges.inc OR (excluded.inc = emit_edges.inc AND excluded.seq > emit_edges.seq)`,
-      user,
-      change.counter,
-      change.state,
-      change.inc,
-      change.seq,
-      change.at,
-    );
+    const outbox = this.#edit();
+    const key = edgeKey(user, change.counter);
+    const held = outbox.edges.get(key);
+    const row: EdgeRow = { user, counter: change.counter, state: change.state, inc: change.inc, seq: change.seq, at: change.at };
+    if (held && !isNewer(row, held)) return;
+    if (!held && outbox.edges.size >= MAX_PENDING_EDGES) {
+      throw new Error(`emission outbox full: ${MAX_PENDING_EDGES} edges wait for the aggregator's acknowledgement`);
+    }
+    outbox.edges.set(key, row);
     this.#dirty = true;
   }
 
   /** Inside the head's transaction: its counts changed, so the snapshot gets a new sequence number. */
   recordCounts(): void {
-    this.#setMeta("seq", this.#seq() + 1);
+    this.#edit().seq++;
     this.#dirty = true;
+  }
+
+  /** The edge has a change the aggregator has not acknowledged (inside a commit: this commit's view). */
+  holds(user: string, counter: string): boolean {
+    return (this.#draft ?? this.#committed()).edges.has(edgeKey(user, counter));
   }
 
   /** Right after the owner's transaction: makes sure an alarm will send what was recorded. */
@@ -320,18 +339,14 @@ export class Emitter {
   }
 
   #hasUnfolded(): boolean {
-    return this.#ackedEdges.size > 0 || this.#ackedSeq > this.#storedAckedSeq;
+    return this.#ackedEdges.size > 0 || this.#ackedSeq > this.#committed().ackedSeq;
   }
 
   #unackedEdges(): EdgeRow[] {
-    if (!this.options.ready()) return [];
-    return this.storage.sql
-      .exec<EdgeRow>("SELECT user, counter, state, inc, seq, at FROM emit_edges")
-      .toArray()
-      .filter((row) => {
-        const acked = this.#ackedEdges.get(edgeKey(row.user, row.counter));
-        return !acked || acked.inc !== row.inc || acked.seq !== row.seq;
-      });
+    return [...this.#committed().edges.values()].filter((row) => {
+      const acked = this.#ackedEdges.get(edgeKey(row.user, row.counter));
+      return !acked || acked.inc !== row.inc || acked.seq !== row.seq;
+    });
   }
 
   #hasUnacked(): boolean {
@@ -339,23 +354,51 @@ export class Emitter {
   }
 
   /**
-   * The snapshot's sequence, read from storage rather than cached: a rolled
-   * back transaction must not leave a sequence number behind that a later,
-   * different snapshot would reuse.
+   * The snapshot's sequence as committed: a rolled back transaction must not
+   * leave a sequence number behind that a later, different snapshot would reuse.
    */
   #seq(): number {
-    return this.options.ready() ? this.#meta("seq") : 0;
+    return this.#committed().seq;
   }
 
-  #meta(key: string): number {
-    return this.storage.sql.exec<{ value: number }>("SELECT value FROM emit_meta WHERE key = ?", key).toArray()[0]?.value ?? 0;
+  /** The outbox as committed; read from storage once (an object without a schema has an empty one). */
+  #committed(): Outbox {
+    if (this.#stored) return this.#stored;
+    if (!this.options.ready()) return { seq: 0, ackedSeq: 0, edges: new Map() };
+    const row = this.storage.sql.exec<{ seq: number; acked_seq: number; edges: string }>("SELECT seq, acked_seq, edges FROM emission").toArray()[0];
+    const edges = new Map<string, EdgeRow>();
+    for (const [user, counter, state, inc, seq, at] of JSON.parse(row?.edges ?? "[]") as EmittedEdge[]) {
+      edges.set(edgeKey(user, counter), { user, counter, state, inc, seq, at: at ?? 0 });
+    }
+    return (this.#stored = { seq: row?.seq ?? 0, ackedSeq: row?.acked_seq ?? 0, edges });
   }
 
-  #setMeta(key: string, value: number): void {
+  /** Inside the owner's commit: this commit's copy of the outbox, written once at its end. */
+  #edit(): Outbox {
+    if (this.#draft) return this.#draft;
+    const committed = this.#committed();
+    const draft: Outbox = { ...committed, edges: new Map(committed.edges) };
+    this.storage.stage(this, {
+      write: () => this.#write(draft),
+      committed: () => {
+        this.#stored = draft;
+        this.#draft = null;
+      },
+      discarded: () => {
+        this.#draft = null;
+      },
+    });
+    return (this.#draft = draft);
+  }
+
+  #write(outbox: Outbox): void {
+    const edges: EmittedEdge[] = [...outbox.edges.values()].map((row) => [row.user, row.counter, row.state, row.inc, row.seq, row.at]);
     this.storage.sql.exec(
-      "INSERT INTO emit_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      key,
-      value,
+      `INSERT INTO emission (id, seq, acked_seq, edges) VALUES (1, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, acked_seq = excluded.acked_seq, edges = excluded.edges`,
+      outbox.seq,
+      outbox.ackedSeq,
+      JSON.stringify(edges),
     );
   }
 }

@@ -4,6 +4,9 @@ import { metrics } from "../../metrics/recorder";
 /** The object kinds as metrics name them. */
 export type ObjectKind = "user_likes" | "item_counter" | "item_shard";
 
+/** A row written once at the end of a commit (MeteredStorage.stage), and what its owner does when the commit holds or rolls back. */
+export type StagedRow = { write(): void; committed(): void; discarded(): void };
+
 /** What an object's code needs of SQL: one statement at a time. */
 export type Sql = Pick<SqlStorage, "exec">;
 
@@ -15,6 +18,7 @@ export type Sql = Pick<SqlStorage, "exec">;
  */
 export class MeteredStorage {
   #cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] | null = null;
+  #staged: Map<object, StagedRow> | null = null;
   #alarmAt: number | null = null;
   /** The query interface handed to code that runs inside `commit` (and to reads). */
   readonly sql: Sql = { exec: ((query: string, ...bindings: unknown[]) => this.#exec(query, ...bindings)) as Sql["exec"] };
@@ -35,16 +39,37 @@ export class MeteredStorage {
   commit<T>(fn: () => T): T {
     if (this.#cursors !== null) return fn();
     this.#cursors = [];
+    const staged = (this.#staged = new Map());
     try {
-      const result = this.storage.transactionSync(fn);
+      const result = this.storage.transactionSync(() => {
+        const value = fn();
+        for (const row of staged.values()) row.write();
+        return value;
+      });
       const rows = this.#cursors.reduce((n, cursor) => n + cursor.rowsWritten, 0);
       metrics.count("storage_commits_total", { object: this.object });
       if (rows > 0) metrics.count("storage_rows_written_total", { object: this.object }, rows);
       this.recorded();
+      for (const row of staged.values()) row.committed();
       return result;
+    } catch (error) {
+      for (const row of staged.values()) row.discarded();
+      throw error;
     } finally {
       this.#cursors = null;
+      this.#staged = null;
     }
+  }
+
+  /**
+   * Inside a commit: a row that several steps of the commit change is written
+   * once, at its end (a row written is billed however small the change), by
+   * the first `StagedRow` its owner staged. Its owner hears whether the commit
+   * held or rolled back, so what it keeps in memory never runs ahead of storage.
+   */
+  stage(owner: object, row: StagedRow): void {
+    if (this.#staged === null) throw new Error("a row can only be staged inside a commit");
+    if (!this.#staged.has(owner)) this.#staged.set(owner, row);
   }
 
   /** The same, under the platform's name, for code that takes either kind of storage. */

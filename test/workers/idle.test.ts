@@ -11,18 +11,18 @@ const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u
 function leftovers(_: unknown, state: DurableObjectState) {
   const sql = state.storage.sql;
   const tables = new Set(sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((t) => t.name));
-  const rows = (table: string) => (tables.has(table) ? sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n : 0);
-  const meta = (key: string) =>
-    tables.has("emit_meta") ? (sql.exec<{ value: number }>("SELECT value FROM emit_meta WHERE key = ?", key).toArray()[0]?.value ?? 0) : 0;
-  // A user's outbox is the list in its state row; an item's emissions are rows of their own.
+  // A user's outbox is the list in its state row; an item's emissions are the list in its emission row.
   const outbox = tables.has("state") && sql.exec("SELECT name FROM pragma_table_info('state') WHERE name = 'outbox'").toArray().length > 0
     ? (JSON.parse(sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox) as unknown[]).length
     : 0;
+  const emission = tables.has("emission")
+    ? sql.exec<{ seq: number; acked_seq: number; edges: string }>("SELECT seq, acked_seq, edges FROM emission").toArray()[0]
+    : undefined;
   return state.storage.getAlarm().then((alarm) => ({
     alarm,
     outbox,
-    emissions: rows("emit_edges"),
-    unackedSnapshots: meta("seq") - meta("acked_seq"),
+    emissions: emission ? (JSON.parse(emission.edges) as unknown[]).length : 0,
+    unackedSnapshots: emission ? emission.seq - emission.acked_seq : 0,
   }));
 }
 

@@ -163,6 +163,33 @@ describe("object migrations", () => {
     });
   });
 
+  it("upgrades an item head created at migration 9 with edges waiting to be emitted: one emission row, then sent and acknowledged", async () => {
+    const key = `post:${freshId()}`;
+    await runInDurableObject(itemStub(key), (_, state) => {
+      new SqlSchema(state.storage, upTo(ITEM_MIGRATIONS, 9)).ensure();
+      const sql = state.storage.sql;
+      sql.exec("UPDATE state SET likes = 2");
+      sql.exec("INSERT INTO edges (user, counter, state, inc, seq, at) VALUES ('1', 'likes', 1, 1, 1, 5), ('2', 'likes', 1, 1, 4, 6)");
+      sql.exec("INSERT INTO emit_edges (user, counter, state, inc, seq, at) VALUES ('1', 'likes', 1, 1, 1, 5), ('2', 'likes', 1, 1, 4, 6)");
+      sql.exec("INSERT INTO emit_meta (key, value) VALUES ('seq', 3), ('acked_seq', 1)");
+    });
+    await abortAllDurableObjects();
+    const upgraded = await runInDurableObject(itemStub(key), (_, state) => ({
+      row: state.storage.sql.exec<{ seq: number; acked_seq: number; edges: string }>("SELECT seq, acked_seq, edges FROM emission").one(),
+      tables: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name IN ('emit_edges', 'emit_meta')").toArray(),
+    }));
+    expect({ ...upgraded.row, edges: JSON.parse(upgraded.row.edges) }).toEqual({
+      seq: 3,
+      acked_seq: 1,
+      edges: expect.arrayContaining([["1", "likes", 1, 1, 1, 5], ["2", "likes", 1, 1, 4, 6]]),
+    });
+    expect(upgraded.tables).toEqual([]);
+    // What the old tables held is sent from the row, and the acknowledgement empties it.
+    await expect
+      .poll(async () => (({ seq, ackedSeq, pendingEdges }) => ({ seq, ackedSeq, pendingEdges }))(await itemStub(key).emissionState()), { timeout: 20_000, interval: 200 })
+      .toEqual({ seq: 3, ackedSeq: 3, pendingEdges: 0 });
+  });
+
   it("upgrades a user object created at migration 3: its old likes list with a null liked_at, after the ones that have a time", async () => {
     const user = freshId();
     const [old, fresh] = [freshId(), freshId()];

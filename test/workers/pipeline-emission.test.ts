@@ -65,7 +65,7 @@ describe("items emit their counts and edges until the stores have them", () => {
     const item = itemStub(`post:${id}`);
     const outbox = () =>
       runInDurableObject(item, (_, state) =>
-        state.storage.sql.exec<{ user: string }>("SELECT user FROM emit_edges ORDER BY user").toArray().map((row) => row.user),
+        (JSON.parse(state.storage.sql.exec<{ edges: string }>("SELECT edges FROM emission").toArray()[0]?.edges ?? "[]") as [string][]).map(([user]) => user).sort(),
       );
     for (const [n, user] of [await newUser(), await newUser()].entries()) {
       await like(user.token, id);
