@@ -137,7 +137,11 @@ export class UserLikes extends DurableObject<Env> {
       const changed = !superseded && (current?.state ?? 0) !== want;
       const home = homeFor(request.user, cachedPlacement(request.item, now));
       const seq = changed ? this.#seq + 1 : this.#seq;
-      this.#writeState(request.user, seq, tats, changed ? [{ item: request.item, counter: request.counter }] : []);
+      // A request that changes nothing leaves the state row alone unless delivered marks wait for it:
+      // its use of the limits stays in memory until the user's next change stores it (a soft limit, as for views).
+      if (changed || this.#outbox.stale || this.#user === null) {
+        this.#writeState(request.user, seq, tats, changed ? [{ item: request.item, counter: request.counter }] : []);
+      }
       if (superseded) return "superseded";
       // A new edge's home comes from the shard map this isolate knows; an
       // existing edge keeps its home whatever the item's state now.

@@ -1,5 +1,9 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { countOf, json, like, newUser, freshId, unlike, call } from "./helpers";
+
+const DAY_INTERVAL_MS = 86_400_000 / 1_000;
 
 describe("like and unlike", () => {
   it("likes, then answers already_liked without counting again", async () => {
@@ -11,6 +15,29 @@ describe("like and unlike", () => {
     const second = await like(user.token, item);
     expect(await json(second)).toEqual({ status: "already_liked", count: 1, count_formatted: "1", user_liked: true });
     expect(await countOf(item)).toBe(1);
+  });
+
+  it("keeps a repeated request's use of the limits for the user's next change instead of a write of its own, and loses none of it", async () => {
+    const user = await newUser();
+    const item = freshId();
+    const stored = () =>
+      runInDurableObject(env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${user.id}`)), (_, state) => {
+        const row = state.storage.sql.exec<{ tats: string; outbox: string }>("SELECT tats, outbox FROM state").one();
+        const actedAt = state.storage.sql.exec<{ acted_at: number }>("SELECT acted_at FROM edges WHERE item = ?", `post:${item}`).one().acted_at;
+        return { day: (JSON.parse(row.tats) as Record<string, number>)["likes:day"]!, outboxEmpty: row.outbox === "[]", actedAt };
+      });
+    expect((await json(await like(user.token, item))).status).toBe("liked");
+    // Once the delivered mark is stored, a repeat has nothing to fold in.
+    await expect.poll(async () => (await stored()).outboxEmpty, { timeout: 10_000, interval: 100 }).toBe(true);
+    const first = await stored();
+    expect((await json(await like(user.token, item))).status).toBe("already_liked");
+    const repeated = await stored();
+    // The repeat's time is stored (a late intent from before it must not undo it, I6); the limiter row is not rewritten.
+    expect(repeated.actedAt).toBeGreaterThan(first.actedAt);
+    expect(repeated.day).toBe(first.day);
+    expect((await json(await like(user.token, freshId()))).status).toBe("liked");
+    // The next change stores both requests' use of the day's bucket (one interval each).
+    expect((await stored()).day).toBe(first.day + 2 * DAY_INTERVAL_MS);
   });
 
   it("unlikes, then answers not_liked with a count that never goes below zero", async () => {
