@@ -219,6 +219,7 @@ export class ItemCounter extends DurableObject<Env> {
       counts: () => this.#total(),
       snapshotExtras: () => ({ unique_viewers: this.#viewers.estimate() }),
       settled: () => this.#settleAlarm(),
+      sent: () => this.#recheck.alarm(),
     });
     const head = () => ({ ready: this.#schema.ready, hot: this.#state.placement.hot, likes: this.#total().likes });
     this.#recheck = new Recheck(this.#storage, env, name, this.emitter, head);

@@ -61,6 +61,8 @@ export type EmitterOptions = {
   snapshotExtras?: () => Omit<CountSnapshot, "seq" | "counts">;
   /** Called after the emitter's own commit of acknowledgements: the owner may now clear its alarm. */
   settled?: () => void;
+  /** Called after a send from the timer: what the owner would otherwise have done in the alarm the send used to ride on. */
+  sent?: () => Promise<void>;
 };
 
 export type EmissionState = {
@@ -93,8 +95,9 @@ const edgeKey = (user: string, counter: string) => `${user}\u0000${counter}`;
  *
  * Costs no commit of its own while the object changes: changes are recorded
  * inside the owner's transaction (`record*`), acknowledgements are folded
- * into the owner's next transaction (`fold`), and sending rides on the
- * object's alarm, at most once per EMIT_INTERVAL_MS. Acknowledgements that no
+ * into the owner's next transaction (`fold`), and sending runs from a timer,
+ * at most once per EMIT_INTERVAL_MS; the object's alarm is only the resend
+ * time, set in the commit that recorded the change. Acknowledgements that no
  * owner commit picks up within ACK_PERSIST_MS are committed on their own, so
  * an idle object stores what ends its resends before it can be evicted. A
  * crash in between only means a resend: the aggregator's writes are
@@ -129,6 +132,10 @@ export class Emitter {
   /** Something changed since the last send. */
   #dirty = false;
   #attempt = 0;
+  #sendTimer: ReturnType<typeof setTimeout> | undefined;
+  #sendTimerAt = 0;
+  /** Sends run one at a time (the timer's and the alarm's), so one version is not sent twice at once. */
+  #sending: Promise<void> = Promise.resolve();
   #namelessLogged = false;
   readonly #persist: Soon;
 
@@ -205,9 +212,32 @@ export class Emitter {
     return (this.#draft ?? this.#committed()).edges.has(edgeKey(user, counter));
   }
 
-  /** Right after the owner's transaction: makes sure an alarm will send what was recorded. */
+  /**
+   * Right after the owner's transaction: sends what was recorded within
+   * `delayMs`, from a timer. The alarm set here rides on the same commit and
+   * is only the resend time: it sends again what a crash, an eviction or a
+   * lost message leaves unacknowledged. So a burst of changes sets one alarm,
+   * not one to send and another to resend.
+   */
   wake(delayMs = EMIT_INTERVAL_MS): void {
-    if (this.#dirty) this.scheduleAlarm(Date.now() + delayMs);
+    if (!this.#dirty) return;
+    const now = Date.now();
+    this.scheduleAlarm(now + this.resendAfterMs);
+    if (this.#sendTimer !== undefined) {
+      if (this.#sendTimerAt <= now + delayMs) return;
+      clearTimeout(this.#sendTimer);
+    }
+    this.#sendTimerAt = now + delayMs;
+    this.#sendTimer = setTimeout(() => {
+      this.#sendTimer = undefined;
+      this.#serialized(() => this.#send(Date.now()))
+        .then(() => this.options.sent?.())
+        .catch((error: unknown) => {
+        log("error", "emission_failed", { error: String(error) });
+        this.#attempt++;
+        this.scheduleAlarm(Date.now() + EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS));
+      });
+    }, delayMs);
   }
 
   /**
@@ -256,7 +286,7 @@ export class Emitter {
     let failed = false;
     try {
       if (this.options.ready() && this.#hasUnfolded()) this.storage.commit(() => this.fold());
-      await this.#send(Date.now());
+      await this.#serialized(() => this.#send(Date.now()));
     } catch (error) {
       failed = true;
       log("error", "emission_failed", { error: String(error) });
@@ -336,6 +366,12 @@ export class Emitter {
         }
       }
     }
+  }
+
+  #serialized(send: () => Promise<void>): Promise<void> {
+    const run = this.#sending.then(send);
+    this.#sending = run.catch(() => undefined);
+    return run;
   }
 
   #hasUnfolded(): boolean {

@@ -13,7 +13,7 @@ import { planRecheck, recheckSettings, rechecking, type RecheckMark, type Rechec
  * stores (layering: they are the Worker's), so when one is due its alarm
  * sends one small RecheckRequest on the item's event queue, and the consumer
  * compares D1 and the central store with the object and repairs drift
- * (workers/pipeline/recheck.ts). Rides on the object's one alarm. The mark of
+ * (workers/pipeline/recheck.ts). Rides on the head's emissions and its one alarm. The mark of
  * the last request is stored (one row written per recheck): an evicted head
  * wakes to the same plan, and a large item that stopped changing stays quiet.
  */
@@ -37,7 +37,7 @@ export class Recheck {
     return subject !== null && rechecking(subject, this.#last(), recheckSettings(config(this.env)));
   }
 
-  /** From the head's alarm. Never throws: a failed request is made again an interval later. */
+  /** From the head's alarm, and after each emission it sends. Never throws: a failed request is made again an interval later. */
   async alarm(now = Date.now()): Promise<void> {
     const settings = recheckSettings(config(this.env));
     try {
