@@ -233,10 +233,10 @@ export class Emitter {
       this.#serialized(() => this.#send(Date.now()))
         .then(() => this.options.sent?.())
         .catch((error: unknown) => {
-        log("error", "emission_failed", { error: String(error) });
-        this.#attempt++;
-        this.scheduleAlarm(Date.now() + EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS));
-      });
+          log("error", "emission_failed", { error: String(error) });
+          this.#attempt++;
+          this.scheduleAlarm(Date.now() + EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS));
+        });
     }, delayMs);
   }
 
