@@ -24,9 +24,9 @@ import { seedLike } from "./scenarios/index";
 import { readCosts, perRequest } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
-import { referenceTable, runReferences } from "./lib/reference";
+import { PLAUDIT, referenceContenders, referenceTable, runRounds, startReferences, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
 import { isScenarioRun, options, type Options } from "./options";
-import { costsBetween, costsTable, settledMetrics, watchIdle } from "./lib/write-costs";
+import { awaitQuiet, costsBetween, costsTable, settledMetrics, watchIdle } from "./lib/write-costs";
 import { runLiveBench } from "./scenarios/live";
 import { runViralBench } from "./scenarios/viral";
 
@@ -67,17 +67,21 @@ function environment(opts: Options, server: LocalServer | null) {
 async function main(): Promise<number> {
   const opts = options();
   let server: LocalServer | null = null;
+  const references: StartedReference[] = [];
   let passed = false;
-  const stopServer = async () => {
+  const stopServers = async () => {
     const s = server;
     server = null;
-    await s?.stop();
+    const refs = references.splice(0);
+    await Promise.all([s?.stop(), ...refs.map((r) => r.server.stop())]);
+    // The references' answers are not checked: their state has nothing to look into.
+    for (const r of refs) removeStateDir(r.server.stateDir);
     // A failed run keeps its state folder (and server.log) to look into.
     if (s && passed) removeStateDir(s.stateDir);
     else if (s) console.error(`state and server.log kept in ${s.stateDir}`);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.on(signal, () => void stopServer().finally(() => process.exit(130)));
+    process.on(signal, () => void stopServers().finally(() => process.exit(130)));
   }
   try {
     if (opts.start) {
@@ -88,15 +92,17 @@ async function main(): Promise<number> {
     }
     const url = server?.url ?? opts.url;
     const secret = server?.secret ?? secretFor(opts);
-    const code = await run(opts, url, secret, environment(opts, server));
+    // Started once, before any load, and kept up for the whole run: the rounds take turns on running servers.
+    if (opts.reference) await startReferences(opts.scenario.references, secret, references);
+    const code = await run(opts, url, secret, environment(opts, server), references);
     passed = code === 0;
     return code;
   } finally {
-    await stopServer();
+    await stopServers();
   }
 }
 
-async function run(opts: Options, url: string, secret: string, env: Record<string, unknown>): Promise<number> {
+async function run(opts: Options, url: string, secret: string, env: Record<string, unknown>, references: readonly StartedReference[]): Promise<number> {
   const random = seededRandom(opts.randomSeed);
   const users = idRange(opts.users);
   const items = idRange(opts.items, 100_000_000n);
@@ -146,13 +152,10 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   }
   console.error(`${scenario.name}: ${scenario.description}; ${opts.seconds} s, ${opts.connections} connections, ${opts.users} users, ${opts.items} items`);
   const service = await serviceToken(secret);
-  const headCommitsBefore = (await hotItemShare(http, service, ctx.picker.hot))?.headCommits ?? 0;
   const metricsBefore = await settledMetrics(http, service);
   const costsBefore = await readCosts(http, service);
-  const { recorder, seconds } = await timedPhase(ctx, users, scenario, opts);
-  // The head's commits on the clock alone: the lag phase and the convergence that follow add their own.
-  const headCommitsAfter = (await hotItemShare(http, service, ctx.picker.hot))?.headCommits ?? 0;
-  const clockCommits = headCommitsAfter >= headCommitsBefore ? headCommitsAfter - headCommitsBefore : headCommitsAfter;
+  const { recorder, seconds, clockCommits, reference } = await clock(ctx, users, opts, service, references);
+  // Over every plaudit phase: the reference phases between them send plaudit nothing.
   const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
   const costs = perRequest(costsBefore, await readCosts(http, service), feeds);
 
@@ -179,9 +182,6 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   const idle = opts.idleSeconds > 0 ? await watchIdle(http, service, opts.idleSeconds) : null;
   http.close();
   const summary = recorder.summary(seconds);
-  const reference = opts.reference
-    ? await runReferences(scenario, (client) => ({ ...ctx, http: client }), users, secret, opts, summary)
-    : null;
 
   const requests = summary.total.count + summary.total.errors + summary.total.rejected;
   const errorRate = requests === 0 ? 0 : summary.total.errors / requests;
@@ -216,9 +216,15 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
     costs: writeCosts,
     idle,
   };
+  if (reference) console.log(`plaudit, all ${opts.rounds} rounds together:`);
   console.log(summaryTable(report));
   // A read scenario's only likes are the lag probe's: a per-like figure from them would mislead.
-  if (scenario.mix.some((m) => m.op.kind === "write")) console.log(costsTable(writeCosts, idle));
+  // With --reference the deltas span every round of plaudit's: say so, beside the figures.
+  const span = reference ? ` (over all ${opts.rounds} of plaudit's timed phases)` : "";
+  if (scenario.mix.some((m) => m.op.kind === "write")) {
+    console.log(costsTable(writeCosts, idle));
+    if (reference) console.log(`  per-like costs over all ${opts.rounds} of plaudit's timed phases, the lag phase and the convergence`);
+  }
   if (hotItem) {
     console.log(
       `hot item ${hotItem.item}: ${hotItem.hot ? `split into ${hotItem.shards} children` : "not split"}; ` +
@@ -226,9 +232,9 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
         `and made ${hotItem.headCommits} commits (${clockCommits} on the clock: ${(clockCommits / seconds).toFixed(1)} a second)`,
     );
   }
-  if (costs) console.log(`read routes, per ${scenario.name === "feed" ? "feed" : "request"}: ${costs.objectCalls} object calls, ${costs.d1Queries} D1 queries, ${costs.d1RowsRead} D1 rows read`);
+  if (costs) console.log(`read routes, per ${scenario.name === "feed" ? "feed" : "request"}${span}: ${costs.objectCalls} object calls, ${costs.d1Queries} D1 queries, ${costs.d1RowsRead} D1 rows read`);
   console.log(`store lag after a like (under this load): p50 ${lag.p50} ms, p99 ${lag.p99} ms, max ${lag.max} ms over ${lag.samples} probes${lag.lost ? `, ${lag.lost} never seen` : ""}`);
-  if (reference) console.log(`\n${referenceTable(reference, summary)}`);
+  if (reference) console.log(`\n${referenceTable(reference)}`);
   for (const v of recorder.violations.slice(0, 10)) console.log(`  wrong: ${v}`);
   for (const m of convergence.mismatches.slice(0, 10)) console.log(`  wrong count: item ${m.item} is ${m.got}, expected ${m.expected}`);
   for (const e of recorder.errorSamples.slice(0, 5)) console.log(`  error: ${e}`);
@@ -236,6 +242,50 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   const files = writeReports(report, opts.out);
   console.log(`reports: ${files.json}\n         ${files.html}`);
   return passed ? 0 : 1;
+}
+
+/**
+ * The timed phases: plaudit's alone, or `--rounds` rounds taking turns with
+ * the reference Workers. plaudit's phases go on with the same model, so each
+ * is checked as exactly as a single one, and are reported as one recorder;
+ * after each, the next phase waits until plaudit's pipeline has gone quiet.
+ * The hot head's commits are counted on the clock only.
+ */
+async function clock(ctx: RunContext, users: readonly string[], opts: Options, service: string, references: readonly StartedReference[]) {
+  const recorder = new Recorder();
+  let seconds = 0;
+  let clockCommits = 0;
+  const headCommits = async () => (await hotItemShare(ctx.http, service, ctx.picker.hot))?.headCommits ?? 0;
+  const plaudit: Contender = {
+    name: PLAUDIT,
+    async phase() {
+      const before = await headCommits();
+      const phase = await timedPhase(ctx, users, opts.scenario, opts);
+      const after = await headCommits();
+      clockCommits += after >= before ? after - before : after;
+      recorder.absorb(phase.recorder);
+      seconds += phase.seconds;
+      return phase.recorder.summary(phase.seconds);
+    },
+    async settle() {
+      const { quiet, ms } = await awaitQuiet(ctx.http, service, opts.convergeSeconds * 1000);
+      if (quiet) console.error(`plaudit quiet ${(ms / 1000).toFixed(1)} s after its phase`);
+      else console.error(`plaudit still busy ${(ms / 1000).toFixed(1)} s after its phase: the next phase shares the machine with it`);
+    },
+  };
+  let reference: ReferenceComparison | null = null;
+  if (references.length === 0) await plaudit.phase();
+  else {
+    const others = referenceContenders(references, (http) => ({ ...ctx, http }), users, opts.scenario, opts);
+    try {
+      reference = await runRounds(plaudit, others.contenders, opts.rounds);
+    } finally {
+      others.close();
+    }
+  }
+  // The checks after the clock record into the one recorder of plaudit's phases.
+  ctx.recorder = recorder;
+  return { recorder, seconds, clockCommits, reference };
 }
 
 /** Settles undecided edges with has_liked, then waits until every touched item's count is exact. */

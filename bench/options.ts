@@ -7,6 +7,9 @@ import { SCENARIOS } from "./scenarios/index";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
+/** Rounds under --reference: the fewest whose median one outlying round cannot set. */
+const DEFAULT_ROUNDS = 3;
+
 const USAGE = `usage: npm run bench -- [options]
   --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write), or live / viral (own options: bench/scenarios/live.ts, viral.ts)
   --seconds N            timed phase length (default 20)
@@ -26,12 +29,15 @@ const USAGE = `usage: npm run bench -- [options]
   --idle-seconds N       after the run, watch this long for work an idle system should not do (default 300; 0: skip)
   --max-error-rate F     errors (5xx, lost answers) allowed, as a share of requests (default 0)
   --random-seed N        seed of the generator's choices (default: random)
-  --reference            also start the reference Workers (bench/reference/) and load them
-                         with the same scenario, one after the other, reporting the ratios
+  --reference            also start the reference Workers (bench/reference/) beside plaudit and load
+                         them with the same scenario, taking turns with plaudit, reporting the ratios
+  --rounds N             with --reference: rounds of one timed phase per worker, plaudit first in odd
+                         rounds and last in even ones; the median ratio is the figure (default 3; 1 to 20)
   --out DIR              where reports go (default bench/results)`;
 
-export function options() {
+export function options(argv: readonly string[] = process.argv.slice(2)) {
   const { values } = parseArgs({
+    args: [...argv],
     options: {
       scenario: { type: "string", default: "write" },
       seconds: { type: "string", default: "20" },
@@ -46,6 +52,7 @@ export function options() {
       secret: { type: "string" },
       start: { type: "boolean", default: false },
       reference: { type: "boolean", default: false },
+      rounds: { type: "string" },
       var: { type: "string", multiple: true, default: [] },
       "converge-seconds": { type: "string", default: "60" },
       "idle-seconds": { type: "string", default: "300" },
@@ -90,9 +97,14 @@ export function options() {
     secret: values.secret,
     start: values.start,
     reference: values.reference,
+    rounds: values.rounds === undefined ? (values.reference ? DEFAULT_ROUNDS : 1) : num("rounds", 1, 20),
     vars: serverVars(values.var),
     out: resolve(values.out),
   };
+  if (values.rounds !== undefined && !opts.reference) {
+    console.error(`--rounds takes turns between plaudit and the reference Workers: it needs --reference\n\n${USAGE}`);
+    process.exit(2);
+  }
   if (opts.users < opts.connections) {
     console.error("--users must be at least --connections: each connection drives its own users, one request at a time");
     process.exit(2);

@@ -62,6 +62,21 @@ export class Recorder {
     return { ops: sorted.length, p99: percentile(sorted, 99) };
   }
 
+  /**
+   * Appends another phase's requests, its seconds after this one's, so
+   * several timed phases (the rounds of `--reference`) report as one.
+   */
+  absorb(other: Recorder): void {
+    for (const [op, list] of other.#latencies) this.#latencies.set(op, [...(this.#latencies.get(op) ?? []), ...list]);
+    for (const [op, n] of other.#errors) this.#errors.set(op, (this.#errors.get(op) ?? 0) + n);
+    for (const [op, n] of other.#rejected) this.#rejected.set(op, (this.#rejected.get(op) ?? 0) + n);
+    this.#seconds.push(...other.#seconds);
+    for (const why of other.violations) this.violation(why);
+    // Violations past the other's first 50 were counted, not kept.
+    this.violationCount += other.violationCount - other.violations.length;
+    this.errorSamples.push(...other.errorSamples.slice(0, 20 - this.errorSamples.length));
+  }
+
   errorCount(): number {
     return [...this.#errors.values()].reduce((a, b) => a + b, 0);
   }

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Costs, IdleWatch } from "./write-costs";
 import type { HotItemShare } from "./plaudit";
-import type { ReferenceComparison } from "./reference";
+import { medianLine, referenceRows, type ReferenceComparison } from "./reference";
 import { PERCENTILES, type Summary } from "./recorder";
 
 export type Report = {
@@ -34,7 +34,7 @@ export type Report = {
   readCosts: { requests: number; objectCalls: number; d1Queries: number; d1RowsRead: number } | null;
   /** How long a like took to reach the regional store, under the run's load. */
   storeLag: { samples: number; lost: number; p50: number; p99: number; max: number };
-  /** With --reference: the same scenario against the reference Workers. */
+  /** With --reference: each round's phases and ratios, and the median ratios over the rounds. */
   reference: ReferenceComparison | null;
   /** Per-like costs from /metrics deltas over the run (and its convergence). */
   costs: Costs;
@@ -105,6 +105,16 @@ export function lineChart(title: string, series: Series[], xLabels: [number, str
     `${grid.join("")}${ticks.join("")}<text x="14" y="${T - 10}">${escape(yUnit)}</text>${lines.join("")}</svg></figure>`;
 }
 
+/** The comparison with the reference Workers: the rows of the terminal's table, and the median line. */
+function referenceHtml(comparison: ReferenceComparison): string {
+  const [header, ...rows] = referenceRows(comparison);
+  const row = (cells: string[], tag: "th" | "td") => `<tr>${cells.map((c) => `<${tag}>${escape(c)}</${tag}>`).join("")}</tr>`;
+  return `<h2>Reference Workers</h2>
+<p>The same scenario against the reference Workers of <code>bench/reference/</code>, ${comparison.rounds} rounds taking turns with plaudit (plaudit first in odd rounds, last in even ones). MEDIAN rows: each column's own median over the rounds.</p>
+<table>${row(header!, "th")}${rows.map((r) => row(r, "td")).join("")}</table>
+<p><strong>${escape(medianLine(comparison))}</strong></p>`;
+}
+
 function html(report: Report): string {
   const { summary, checks } = report;
   const ops = Object.keys(summary.perOp);
@@ -130,13 +140,14 @@ function html(report: Report): string {
 <style>body{font:14px/1.4 sans-serif;margin:2em;max-width:960px}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}.pass{color:#16a34a}.fail{color:#dc2626}figcaption{font-weight:bold;margin:1em 0 .3em}pre{background:#f6f6f6;padding:.6em;overflow:auto}</style></head><body>
 <h1>plaudit bench: ${escape(report.scenario)} <span class="${report.passed ? "pass" : "fail"}">${report.passed ? "PASS" : "FAIL"}</span></h1>
 <p>${escape(report.description)}</p>
-<p>${escape(report.startedAt)}, ${report.seconds} s timed. Measured on the machine below, with the load generator on the same machine: these are local figures, not Cloudflare's.</p>
+<p>${escape(report.startedAt)}, ${report.seconds} s timed${report.reference ? ` (plaudit's ${report.reference.rounds} rounds together, back to back in the charts)` : ""}. Measured on the machine below, with the load generator on the same machine: these are local figures, not Cloudflare's.</p>
 <table><tr><th>operation</th><th>count</th><th>ops/s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>errors</th><th>429s</th></tr>${rows}</table>
 ${lineChart("Throughput over time (successful operations per second)", throughput, timeTicks, "ops/s")}
 ${lineChart("Latency percentiles over the whole run", latency, pTicks, "ms")}
 <h2>Exactness</h2>
 <p>${checks.violationCount} wrong statuses or reads during the run; ${checks.itemsChecked} items checked after it: ${checks.converged ? `every count converged in ${checks.convergenceMs} ms` : `${checks.mismatches.length} wrong counts`}${checks.outboxesDrained === null ? "" : `; outboxes ${checks.outboxesDrained ? "drained" : "not drained"}`}.</p>
 ${violations ? `<ul>${violations}</ul>` : ""}
+${report.reference ? referenceHtml(report.reference) : ""}
 <h2>Run</h2><pre>${escape(JSON.stringify({ options: report.options, environment: report.environment }, null, 2))}</pre>
 </body></html>
 `;

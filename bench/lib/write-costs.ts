@@ -1,7 +1,8 @@
 // What a run cost, from /metrics deltas: per like (a like or unlike that
 // changed the user's state), the storage commits, rows written and alarms set
 // by the objects, object calls, queue messages, D1 rows and central-store
-// writes; and, after the load, an idle watch that expects none of them.
+// writes; a wait for the tail of a load to end (between the rounds of
+// `--reference`); and, after the load, an idle watch that expects none of them.
 import type { HttpClient } from "./http";
 
 type Samples = Map<string, number>;
@@ -32,6 +33,36 @@ export async function settledMetrics(http: HttpClient, serviceToken: string, lim
     last = next;
   }
   return last;
+}
+
+/** The counters of the work a load leaves running: deliveries and emissions (commits, alarms) and the queue consumer. */
+const BACKGROUND = ["plaudit_storage_commits_total", "plaudit_storage_alarms_run_total", "plaudit_queue_messages_total"];
+/**
+ * Objects flush their metrics within a second, and the pipeline's steps are
+ * up to about 1.5 s apart (after a 5 s write phase: emissions and the
+ * consumer, then delivered marks, then the users' alarms up to 7 s later).
+ */
+const QUIET_MS = 3_000;
+const QUIET_POLL_MS = 500;
+
+/**
+ * Polls /metrics until the background counters have stood still for
+ * QUIET_MS (at most `limitMs`), so whatever runs next does not share the
+ * machine with the tail of plaudit's last load.
+ */
+export async function awaitQuiet(http: HttpClient, serviceToken: string, limitMs: number): Promise<{ quiet: boolean; ms: number }> {
+  const started = Date.now();
+  let last = await scrapeMetrics(http, serviceToken);
+  let stillSince = Date.now();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, QUIET_POLL_MS));
+    const next = await scrapeMetrics(http, serviceToken);
+    const now = Date.now();
+    if (BACKGROUND.some((name) => delta(last, next, name) !== 0)) stillSince = now;
+    last = next;
+    if (now - stillSince >= QUIET_MS) return { quiet: true, ms: now - started };
+    if (now - started >= limitMs) return { quiet: false, ms: now - started };
+  }
 }
 
 /** The sum of the samples of `name` whose labels include every `labels` pair, after minus before. */

@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { options } from "../../bench/options";
+import { compare, median, roundOrder, type PhaseRun } from "../../bench/lib/reference";
+import { Recorder } from "../../bench/lib/recorder";
+
+/** The exit code options() asks for, or null when it returns. */
+function exitCodeOf(argv: string[]): number | null {
+  vi.spyOn(console, "error").mockImplementation(() => {});
+  vi.spyOn(process, "exit").mockImplementation((code) => {
+    throw new Error(`exit ${code}`);
+  });
+  try {
+    options(argv);
+    return null;
+  } catch (error) {
+    const match = String(error).match(/exit (\d+)/);
+    if (!match) throw error;
+    return Number(match[1]);
+  }
+}
+
+describe("the bench's --rounds option", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("defaults to 3 rounds with --reference and 1 without", () => {
+    expect(options(["--reference"]).rounds).toBe(3);
+    expect(options([]).rounds).toBe(1);
+    expect(options(["--reference", "--rounds", "5"]).rounds).toBe(5);
+  });
+
+  it("exits 2 on a count outside 1 to 20 or not whole", () => {
+    for (const bad of ["0", "21", "2.5", "two", ""]) expect(exitCodeOf(["--reference", "--rounds", bad])).toBe(2);
+    expect(exitCodeOf(["--reference", "--rounds", "20"])).toBeNull();
+  });
+
+  it("exits 2 without --reference: there is nothing to take turns with", () => {
+    expect(exitCodeOf(["--rounds", "2"])).toBe(2);
+  });
+});
+
+describe("the rounds of --reference", () => {
+  it("reverses the order in even rounds, so every side is first once in two rounds", () => {
+    expect(roundOrder(1, ["plaudit", "noop", "like"])).toEqual(["plaudit", "noop", "like"]);
+    expect(roundOrder(2, ["plaudit", "noop", "like"])).toEqual(["like", "noop", "plaudit"]);
+    expect(roundOrder(3, ["plaudit", "noop"])).toEqual(["plaudit", "noop"]);
+  });
+
+  it("takes the middle value, or the mean of the middle two", () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([7])).toBe(7);
+  });
+
+  it("compares plaudit with each reference in the same round and quotes the median ratio", () => {
+    const run = (round: number, name: string, opsPerSecond: number, p99: number): PhaseRun => ({ round, name, opsPerSecond, p99, errors: 0 });
+    // Round 3 is the outlier (plaudit slow, the reference fast): the median ignores it.
+    const runs = [
+      run(1, "plaudit", 100, 40), run(1, "noop", 200, 10),
+      run(2, "noop", 250, 20), run(2, "plaudit", 100, 40),
+      run(3, "plaudit", 20, 400), run(3, "noop", 400, 5),
+    ];
+    const comparison = compare(runs, 3);
+    expect(comparison.ratios).toEqual([
+      { name: "noop", round: 1, throughput: 0.5, p99: 4 },
+      { name: "noop", round: 2, throughput: 0.4, p99: 2 },
+      { name: "noop", round: 3, throughput: 0.05, p99: 80 },
+    ]);
+    expect(comparison.medians).toEqual([{ name: "noop", throughput: 0.4, p99: 4 }]);
+    // Two rounds: the mean of both.
+    expect(compare(runs.slice(0, 4), 2).medians).toEqual([{ name: "noop", throughput: 0.45, p99: 3 }]);
+  });
+
+  it("reports plaudit's rounds as one recorder: every request, error and wrong answer counts", () => {
+    const first = new Recorder();
+    first.record("like", 10, "ok");
+    first.record("like", 20, "error", "reset");
+    first.violation("wrong status");
+    const second = new Recorder();
+    second.record("like", 30, "ok");
+    second.record("like", 5, "rejected");
+    for (let i = 0; i < 60; i++) second.violation(`wrong ${i}`);
+    const all = new Recorder();
+    all.absorb(first);
+    all.absorb(second);
+    const { total } = all.summary(2);
+    expect(total).toMatchObject({ count: 2, opsPerSecond: 1, errors: 1, rejected: 1 });
+    expect(all.violationCount).toBe(61);
+    expect(all.errorSamples).toEqual(["like: reset"]);
+  });
+});
