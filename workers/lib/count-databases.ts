@@ -26,6 +26,8 @@ export function countDatabaseFor(env: Env, item: string): D1Database {
 /** Items grouped by the database that holds them; only databases that hold some of them appear. */
 export function byCountDatabase<T>(env: Env, entries: readonly T[], item: (entry: T) => string): Map<D1Database, T[]> {
   const databases = countDatabases(env);
+  // One database (npm start's default) holds everything: no item needs hashing.
+  if (databases.length === 1) return new Map(entries.length > 0 ? [[databases[0]!, [...entries]]] : []);
   const groups = new Map<D1Database, T[]>();
   for (const entry of entries) {
     const db = databases[countDatabaseIndex(item(entry), databases.length)]!;

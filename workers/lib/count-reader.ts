@@ -52,11 +52,12 @@ export async function readMany(
   const reads = new Map<string, CountRead | null>();
   const waiting: [string, Flight][] = [];
   const mine = new Map<string, Flight>();
+  let hits = 0;
   for (const key of keys) {
     const hit = memory.fresh(key, now);
     const other = inflight.get(key);
     if (hit) {
-      metrics.count("cache_lookups_total", { cache: "memory", result: "hit" });
+      hits++;
       reads.set(key, { ...hit, cached: true, stale: false });
     } else if (other) {
       waiting.push([key, other]);
@@ -66,6 +67,7 @@ export async function readMany(
       mine.set(key, flight);
     }
   }
+  if (hits > 0) metrics.count("cache_lookups_total", { cache: "memory", result: "hit" }, hits);
   await Promise.all([
     loadOwn(rt, mine, caller, reads, lastKnownCopy),
     ...waiting.map(async ([key, flight]) => {
@@ -158,6 +160,7 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
   const { found, settings, failed } = await readStoredCounts(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS);
   const unreadable = new Set(failed);
   const now = Date.now();
+  const tiers = { memoryMs, edgeMs };
   // The same query read the items' settings: the privacy check that follows finds them in this isolate.
   for (const [key, itemSettings] of settings) rememberSettings(rt.env, key, itemSettings, now);
   for (const key of missing) {
@@ -169,7 +172,7 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
       reads.set(key, { ...own, cached: true, stale: false });
     } else {
       const value = { counts: stored.counts, asOf: stored.asOf || now };
-      remember(rt, key, value);
+      remember(rt, key, value, 0, tiers, now);
       reads.set(key, { ...value, cached: false, stale: false });
     }
   }
@@ -189,9 +192,7 @@ async function edgeLastKnownStale(key: string): Promise<CountRead | null> {
   return { ...known, cached: true, stale: true };
 }
 
-function remember(rt: Runtime, key: string, value: CachedCounts, pinMs = 0): void {
-  const { memoryMs, edgeMs } = ttls(rt.env);
-  const now = Date.now();
+function remember(rt: Runtime, key: string, value: CachedCounts, pinMs = 0, { memoryMs, edgeMs } = ttls(rt.env), now = Date.now()): void {
   memory.put(key, value, memoryMs, now, pinMs);
   const writing = edgeMs > 0 ? edgePut(key, value, edgeMs, now, config(rt.env).LAST_KNOWN_CACHE_SECONDS) : undefined;
   if (writing) rt.ctx.waitUntil(writing);

@@ -47,6 +47,9 @@ async function readCapped(request: Request): Promise<Uint8Array> {
 const tooLarge = () =>
   new ApiError(413, "payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
 
+/** Stateless between whole-buffer decodes, so one per isolate serves every request. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
 function isJsonMediaType(header: string | undefined): boolean {
   if (!header) return false;
   const type = header.split(";")[0]!.trim().toLowerCase();
@@ -64,7 +67,7 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
   }
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+    value = JSON.parse(UTF8.decode(bytes));
   } catch {
     throw invalid("The request body is not valid JSON.");
   }

@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
-import { COUNTER_TYPES, itemKey, type CounterType } from "../../shared/counters";
-import { disclosure, shownCounts, type ShownCounts } from "../../shared/privacy";
+import { COUNTER_TYPES, itemKey, type Counts, type CounterType } from "../../shared/counters";
+import { disclosure, shownCount, shownCounts, type Disclosure, type ShownCounts } from "../../shared/privacy";
 import { CountQuery, CountsQuery, CountsRequest, type ItemRef } from "../../shared/schemas";
 import { readCounts, readMany } from "../lib/count-reader";
 import { addUniqueViewers } from "../lib/history-reader";
@@ -44,8 +44,11 @@ counts.get("/v1/count", readLimit, optionalUser, identifyViewer, async (c) => {
   });
 });
 
-function pick(all: ShownCounts, types: readonly CounterType[]): Partial<ShownCounts> {
-  return Object.fromEntries(types.map((t) => [t, all[t]]));
+/** The asked counters of one item as the viewer may read them, built directly: a feed builds 50 to 100 of these. */
+function pick(counts: Counts, shown: Disclosure, types: readonly CounterType[]): Partial<ShownCounts> {
+  const picked: Partial<ShownCounts> = {};
+  for (const t of types) picked[t] = shownCount(counts[t], shown);
+  return picked;
 }
 
 /** The batch read both routes answer: what no cache holds comes from one query per D1 database, never from the objects. */
@@ -69,7 +72,7 @@ async function batchCounts(
   for (const key of keys) {
     const read = reads.get(key);
     const shown = disclosure(settings.get(key)!, viewer);
-    result[key] = read ? pick(shownCounts(read.counts, shown), types) : null;
+    result[key] = read ? pick(read.counts, shown, types) : null;
     if (read && shown === "counts") revealed[key] = result[key];
     if (!read) failed++;
     stale ||= read?.stale === true;
