@@ -154,7 +154,7 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   const service = await serviceToken(secret);
   const metricsBefore = await settledMetrics(http, service);
   const costsBefore = await readCosts(http, service);
-  const { recorder, seconds, clockCommits, reference } = await clock(ctx, users, opts, service, references);
+  const { recorder, seconds, onClock, reference } = await clock(ctx, users, opts, service, references);
   // Over every plaudit phase: the reference phases between them send plaudit nothing.
   const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
   const costs = perRequest(costsBefore, await readCosts(http, service), feeds);
@@ -209,7 +209,7 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
       itemsChecked: model.items().length,
       outboxesDrained: outbox ? outbox.drained : null,
     },
-    hotItem: hotItem && { ...hotItem, headCommitsOnClock: clockCommits },
+    hotItem: hotItem && { ...hotItem, headCommitsOnClock: onClock.commits, headAppliesOnClock: onClock.applies, writesOnClock: onClock.writes },
     readCosts: costs,
     storeLag: lag,
     reference,
@@ -228,8 +228,8 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   if (hotItem) {
     console.log(
       `hot item ${hotItem.item}: ${hotItem.hot ? `split into ${hotItem.shards} children` : "not split"}; ` +
-        `the head served ${hotItem.headApplies} of ${hotItem.writes} write calls (${(hotItem.headShare * 100).toFixed(1)} %) ` +
-        `and made ${hotItem.headCommits} commits (${clockCommits} on the clock: ${(clockCommits / seconds).toFixed(1)} a second)`,
+        `on the clock the head served ${onClock.applies} of ${onClock.writes} write calls (${(onClock.writes === 0 ? 0 : (onClock.applies / onClock.writes) * 100).toFixed(1)} %) ` +
+        `and made ${onClock.commits} commits (${(onClock.commits / seconds).toFixed(1)} a second)`,
     );
   }
   if (costs) console.log(`read routes, per ${scenario.name === "feed" ? "feed" : "request"}${span}: ${costs.objectCalls} object calls, ${costs.d1Queries} D1 queries, ${costs.d1RowsRead} D1 rows read`);
@@ -254,15 +254,22 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
 async function clock(ctx: RunContext, users: readonly string[], opts: Options, service: string, references: readonly StartedReference[]) {
   const recorder = new Recorder();
   let seconds = 0;
-  let clockCommits = 0;
-  const headCommits = async () => (await hotItemShare(ctx.http, service, ctx.picker.hot))?.headCommits ?? 0;
+  const onClock = { commits: 0, applies: 0, writes: 0 };
+  const hotHead = async () => await hotItemShare(ctx.http, service, ctx.picker.hot);
+  // The head's own figures live in its memory and start again from 0 when it restarts (an eviction between rounds).
+  const grown = (after: number, before: number) => (after >= before ? after - before : after);
   const plaudit: Contender = {
     name: PLAUDIT,
     async phase() {
-      const before = await headCommits();
+      const before = await hotHead();
       const phase = await timedPhase(ctx, users, opts.scenario, opts);
-      const after = await headCommits();
-      clockCommits += after >= before ? after - before : after;
+      const after = await hotHead();
+      if (after) {
+        const applies = grown(after.headApplies, before?.headApplies ?? 0);
+        onClock.commits += grown(after.headCommits, before?.headCommits ?? 0);
+        onClock.applies += applies;
+        onClock.writes += applies + (after.writes - after.headApplies) - ((before?.writes ?? 0) - (before?.headApplies ?? 0));
+      }
       recorder.absorb(phase.recorder);
       seconds += phase.seconds;
       return phase.recorder.summary(phase.seconds);
@@ -285,7 +292,7 @@ async function clock(ctx: RunContext, users: readonly string[], opts: Options, s
   }
   // The checks after the clock record into the one recorder of plaudit's phases.
   ctx.recorder = recorder;
-  return { recorder, seconds, clockCommits, reference };
+  return { recorder, seconds, onClock, reference };
 }
 
 /** Settles undecided edges with has_liked, then waits until every touched item's count is exact. */

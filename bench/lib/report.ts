@@ -28,8 +28,11 @@ export type Report = {
     itemsChecked: number;
     outboxesDrained: boolean | null;
   };
-  /** How the hot item's writes were spread over its head and children (null when it was not written). */
-  hotItem: (HotItemShare & { headCommitsOnClock: number }) | null;
+  /**
+   * How the hot item's writes were spread over its head and children (null when it was not written): over
+   * the head's life (its own figures restart with it) and on the clock (the timed phases only).
+   */
+  hotItem: (HotItemShare & { headCommitsOnClock: number; headAppliesOnClock: number; writesOnClock: number }) | null;
   /** Object calls, D1 queries and D1 rows read per read request, from /metrics (null without a service token). */
   readCosts: { requests: number; objectCalls: number; d1Queries: number; d1RowsRead: number } | null;
   /** How long a like took to reach the regional store, under the run's load. */
