@@ -249,7 +249,7 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
  * the reference Workers. plaudit's phases go on with the same model, so each
  * is checked as exactly as a single one, and are reported as one recorder;
  * after each, the next phase waits until plaudit's pipeline has gone quiet.
- * The hot head's commits are counted on the clock only.
+ * The hot head's commits and its share of the item's writes are counted on the clock only, phase by phase.
  */
 async function clock(ctx: RunContext, users: readonly string[], opts: Options, service: string, references: readonly StartedReference[]) {
   const recorder = new Recorder();

@@ -141,7 +141,8 @@ async function waitForFlight(flight: Flight): Promise<CountRead | undefined> {
 
 /** The Cache API, then the regional store; items whose database failed are left out. */
 async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<string, CountRead>> {
-  const { memoryMs, edgeMs } = ttls(rt.env);
+  const tiers = ttls(rt.env);
+  const { memoryMs, edgeMs } = tiers;
   const reads = new Map<string, CountRead>();
   let missing = keys;
   if (edgeMs > 0) {
@@ -160,7 +161,6 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
   const { found, settings, failed } = await readStoredCounts(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS);
   const unreadable = new Set(failed);
   const now = Date.now();
-  const tiers = { memoryMs, edgeMs };
   // The same query read the items' settings: the privacy check that follows finds them in this isolate.
   for (const [key, itemSettings] of settings) rememberSettings(rt.env, key, itemSettings, now);
   for (const key of missing) {
@@ -192,6 +192,7 @@ async function edgeLastKnownStale(key: string): Promise<CountRead | null> {
   return { ...known, cached: true, stale: true };
 }
 
+/** `tiers` and `now` let a batch read every item's TTLs and time once. */
 function remember(rt: Runtime, key: string, value: CachedCounts, pinMs = 0, { memoryMs, edgeMs } = ttls(rt.env), now = Date.now()): void {
   memory.put(key, value, memoryMs, now, pinMs);
   const writing = edgeMs > 0 ? edgePut(key, value, edgeMs, now, config(rt.env).LAST_KNOWN_CACHE_SECONDS) : undefined;
