@@ -1,8 +1,13 @@
 import type { Counts } from "../../shared/counters";
 
-export type CachedCounts = { counts: Counts; asOf: number };
+/**
+ * `readAt`: when the value was read from the store (or written by an own
+ * write). An item nobody touched has `asOf` equal to it, so it is what an item
+ * a viewer may not see answers as its `as_of`.
+ */
+export type CachedCounts = { counts: Counts; asOf: number; readAt?: number };
 
-type Entry = CachedCounts & { expiresAt: number; pinnedUntil: number };
+type Entry = CachedCounts & { readAt: number; expiresAt: number; pinnedUntil: number };
 
 /** Bounded so a scan over random ids cannot grow an isolate's memory without limit. */
 const MAX_ENTRIES = 10_000;
@@ -17,17 +22,17 @@ const MAX_ENTRIES = 10_000;
 export class CountCache {
   readonly #entries = new Map<string, Entry>();
 
-  fresh(key: string, now: number): CachedCounts | undefined {
+  fresh(key: string, now: number): Entry | undefined {
     const entry = this.#entries.get(key);
     return entry && entry.expiresAt > now ? entry : undefined;
   }
 
-  lastKnown(key: string): CachedCounts | undefined {
+  lastKnown(key: string): Entry | undefined {
     return this.#entries.get(key);
   }
 
   /** The entry of a recent own write, while its pin holds. */
-  pinned(key: string, now: number): CachedCounts | undefined {
+  pinned(key: string, now: number): Entry | undefined {
     const entry = this.#entries.get(key);
     return entry && entry.pinnedUntil > now ? entry : undefined;
   }
@@ -36,7 +41,7 @@ export class CountCache {
   put(key: string, value: CachedCounts, ttlMs: number, now: number, pinMs = 0): void {
     const pinnedUntil = pinMs > 0 ? now + pinMs : (this.#entries.get(key)?.pinnedUntil ?? 0);
     this.#entries.delete(key);
-    this.#entries.set(key, { counts: { ...value.counts }, asOf: value.asOf, expiresAt: now + ttlMs, pinnedUntil });
+    this.#entries.set(key, { counts: { ...value.counts }, asOf: value.asOf, readAt: value.readAt ?? now, expiresAt: now + ttlMs, pinnedUntil });
     if (this.#entries.size > MAX_ENTRIES) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);

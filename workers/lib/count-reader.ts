@@ -12,7 +12,7 @@ import { readStoredCounts } from "./stored-counts";
 export type Runtime = { env: Env; ctx: Pick<ExecutionContext, "waitUntil"> };
 
 /** `cached`: the value came from a cache tier. `stale`: the store failed and this is the last known value. */
-export type CountRead = CachedCounts & { cached: boolean; stale: boolean };
+export type CountRead = CachedCounts & { readAt: number; cached: boolean; stale: boolean };
 
 const memory = new CountCache();
 
@@ -89,8 +89,9 @@ export async function readCounts(rt: Runtime, key: string, caller = "write_answe
   if (read) return read;
   try {
     const snapshot = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
-    remember(rt, key, snapshot);
-    return { ...snapshot, cached: false, stale: false };
+    const readAt = Date.now();
+    remember(rt, key, { ...snapshot, readAt });
+    return { ...snapshot, readAt, cached: false, stale: false };
   } catch (error) {
     // The store and the object both failed: the location's last-known copy, if it has one.
     const lastKnown = await edgeLastKnownStale(key);
@@ -152,7 +153,7 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
       if (!hit) return true;
       metrics.count("cache_lookups_total", { cache: "edge", result: "hit" });
       memory.put(key, hit, memoryMs, Date.now());
-      reads.set(key, { ...hit, cached: true, stale: false });
+      reads.set(key, { ...hit, readAt: hit.readAt ?? hit.asOf, cached: true, stale: false });
       return false;
     });
   }
@@ -171,7 +172,7 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
       memory.put(key, own, memoryMs, now);
       reads.set(key, { ...own, cached: true, stale: false });
     } else {
-      const value = { counts: stored.counts, asOf: stored.asOf || now };
+      const value = { counts: stored.counts, asOf: stored.asOf || now, readAt: now };
       remember(rt, key, value, 0, tiers, now);
       reads.set(key, { ...value, cached: false, stale: false });
     }
@@ -189,7 +190,7 @@ async function edgeLastKnownStale(key: string): Promise<CountRead | null> {
   const known = await edgeLastKnown(key);
   if (!known) return null;
   metrics.count("cache_lookups_total", { cache: "last_known", result: "hit" });
-  return { ...known, cached: true, stale: true };
+  return { ...known, readAt: known.readAt ?? known.asOf, cached: true, stale: true };
 }
 
 /** `tiers` and `now` let a batch read every item's TTLs and time once. */
