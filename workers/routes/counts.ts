@@ -20,10 +20,10 @@ const STALE_HEADER = "x-stale-data";
 
 /**
  * One item's four counters, as the viewer may read them. An item nobody
- * touched has all counts 0, and so has an item the viewer may not see; its
- * `as_of` is then when the store was read, as an untouched item's is (the
- * item's own time would hint that someone touched it), and `cached` is as
- * for any item.
+ * touched has all counts 0, and so has an item the viewer may not see. For
+ * it, and for counts hidden from the viewer, `as_of` is when the store was
+ * read, as an untouched item's is (the item's own time would tell when it
+ * last changed), and `cached` is as for any item.
  */
 counts.get("/v1/count", readLimit, optionalUser, identifyViewer, async (c) => {
   const { item_id, item_type, unique_viewers } = readQuery(c, CountQuery);
@@ -42,7 +42,7 @@ counts.get("/v1/count", readLimit, optionalUser, identifyViewer, async (c) => {
     item_type,
     counts: body,
     cached: read.cached,
-    as_of: new Date(shown === "untouched" ? read.readAt : read.asOf).toISOString(),
+    as_of: new Date(shown === "counts" ? read.asOf : read.readAt).toISOString(),
   });
 });
 
