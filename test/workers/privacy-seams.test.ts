@@ -91,6 +91,25 @@ describe("the five ways an invisible item was told apart", () => {
     }
   });
 
+  it("4. as_of and cached, after the owner's like left the item in this isolate's cache: still an untouched item's", async () => {
+    const owner = await newUser();
+    const stranger = await newUser();
+    const [secret, untouched] = [freshId(), freshId()];
+    await setSettings(secret, { owner_id: owner.id, visibility: "private" });
+    const on = withVars({ READ_CACHE_MEMORY_TTL_MS: "600000" });
+    expect((await call("POST", "/v1/like", { token: owner.token, body: { item_id: secret, item_type: "post" }, env: on })).status).toBe(200);
+    const answers: Record<string, unknown[]> = {};
+    for (const item of [secret, untouched]) {
+      const started = Date.now();
+      const first = await json(await call("GET", `/v1/count?item_id=${item}&item_type=post`, { token: stranger.token, env: on }));
+      const second = await json(await call("GET", `/v1/count?item_id=${item}&item_type=post`, { token: stranger.token, env: on }));
+      expect(Date.parse(first.as_of)).toBeGreaterThanOrEqual(started);
+      answers[item] = [first.counts, first.cached, second.counts, second.cached, second.as_of === first.as_of];
+    }
+    expect(answers[secret]).toEqual(answers[untouched]);
+    expect(answers[untouched]).toEqual([ZERO, false, ZERO, true, true]);
+  });
+
   it("5. likers without a central store: an invisible item answers 503 unavailable, as an untouched one", async () => {
     const owner = await newUser();
     const reader = await newUser();

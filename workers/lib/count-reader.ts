@@ -11,8 +11,14 @@ import { readStoredCounts } from "./stored-counts";
 /** What a read path needs from the request: bindings, and a way to work after the answer. */
 export type Runtime = { env: Env; ctx: Pick<ExecutionContext, "waitUntil"> };
 
-/** `cached`: the value came from a cache tier. `stale`: the store failed and this is the last known value. */
-export type CountRead = CachedCounts & { readAt: number; cached: boolean; stale: boolean };
+/**
+ * `cached`: the value came from a cache tier. `stale`: the store failed and
+ * this is the last known value. `firstRead`: no read had met the value before
+ * this one (a store read, or an own write's entry), so an item with no row
+ * would have answered `cached: false` as of `readAt`: what an item the viewer
+ * may not see answers (routes/counts.ts).
+ */
+export type CountRead = CachedCounts & { readAt: number; cached: boolean; firstRead: boolean; stale: boolean };
 
 const memory = new CountCache();
 
@@ -58,7 +64,9 @@ export async function readMany(
     const other = inflight.get(key);
     if (hit) {
       hits++;
-      reads.set(key, { ...hit, cached: true, stale: false });
+      const firstRead = hit.readAt === null;
+      memory.markRead(key, now);
+      reads.set(key, { ...hit, readAt: hit.readAt ?? now, cached: true, firstRead, stale: false });
     } else if (other) {
       waiting.push([key, other]);
     } else {
@@ -73,7 +81,7 @@ export async function readMany(
     ...waiting.map(async ([key, flight]) => {
       const shared = await waitForFlight(flight);
       if (shared) metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
-      reads.set(key, shared ? { ...shared, cached: true } : lastKnownStale(key));
+      reads.set(key, shared ? { ...shared, cached: true, firstRead: false } : lastKnownStale(key));
     }),
   ]);
   return reads;
@@ -91,7 +99,7 @@ export async function readCounts(rt: Runtime, key: string, caller = "write_answe
     const snapshot = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
     const readAt = Date.now();
     remember(rt, key, { ...snapshot, readAt });
-    return { ...snapshot, readAt, cached: false, stale: false };
+    return { ...snapshot, readAt, cached: false, firstRead: true, stale: false };
   } catch (error) {
     // The store and the object both failed: the location's last-known copy, if it has one.
     const lastKnown = await edgeLastKnownStale(key);
@@ -152,8 +160,9 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
       const hit = edge[i];
       if (!hit) return true;
       metrics.count("cache_lookups_total", { cache: "edge", result: "hit" });
-      memory.put(key, hit, memoryMs, Date.now());
-      reads.set(key, { ...hit, readAt: hit.readAt ?? hit.asOf, cached: true, stale: false });
+      const readAt = hit.readAt ?? Date.now();
+      memory.put(key, { ...hit, readAt }, memoryMs, Date.now());
+      reads.set(key, { ...hit, readAt, cached: true, firstRead: hit.readAt === null, stale: false });
       return false;
     });
   }
@@ -169,12 +178,12 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
     const stored = found.get(key) ?? { counts: zeroCounts(), asOf: 0 };
     const own = memory.pinned(key, now);
     if (own && own.asOf >= stored.asOf) {
-      memory.put(key, own, memoryMs, now);
-      reads.set(key, { ...own, cached: true, stale: false });
+      memory.put(key, { ...own, readAt: now }, memoryMs, now);
+      reads.set(key, { ...own, readAt: now, cached: true, firstRead: true, stale: false });
     } else {
       const value = { counts: stored.counts, asOf: stored.asOf || now, readAt: now };
       remember(rt, key, value, 0, tiers, now);
-      reads.set(key, { ...value, cached: false, stale: false });
+      reads.set(key, { ...value, cached: false, firstRead: true, stale: false });
     }
   }
   return reads;
@@ -182,7 +191,7 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
 
 function lastKnownStale(key: string): CountRead | null {
   const known = memory.lastKnown(key);
-  return known ? { ...known, cached: true, stale: true } : null;
+  return known ? { ...known, readAt: known.readAt ?? Date.now(), cached: true, firstRead: known.readAt === null, stale: true } : null;
 }
 
 /** The Cache API's long-lived copy, when this isolate knows nothing of the item and its store failed. */
@@ -190,7 +199,7 @@ async function edgeLastKnownStale(key: string): Promise<CountRead | null> {
   const known = await edgeLastKnown(key);
   if (!known) return null;
   metrics.count("cache_lookups_total", { cache: "last_known", result: "hit" });
-  return { ...known, readAt: known.readAt ?? known.asOf, cached: true, stale: true };
+  return { ...known, readAt: known.readAt ?? Date.now(), cached: true, firstRead: known.readAt === null, stale: true };
 }
 
 /** `tiers` and `now` let a batch read every item's TTLs and time once. */

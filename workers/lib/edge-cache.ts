@@ -13,8 +13,8 @@ const cacheUrl = (key: string) => `https://counts.plaudit.internal/v1/${encodeUR
 
 type Stored = CachedCounts & { expiresAt: number };
 
-/** An entry as read back; one stored before `readAt` was kept reads as read at its `asOf`. */
-const cached = (stored: Stored): CachedCounts => ({ counts: stored.counts, asOf: stored.asOf, readAt: stored.readAt ?? stored.asOf });
+/** An entry as read back; one without `readAt` is an own write no read has met (count-cache.ts). */
+const cached = (stored: Stored): CachedCounts => ({ counts: stored.counts, asOf: stored.asOf, readAt: stored.readAt ?? null });
 
 async function lookup(key: string): Promise<Stored | undefined> {
   try {
@@ -47,7 +47,7 @@ const writing = new Set<string>();
  * writer's promise (for waitUntil) when this call started one.
  */
 export function edgePut(key: string, value: CachedCounts, ttlMs: number, now: number, keepSeconds: number): Promise<void> | undefined {
-  queued.set(key, { stored: { ...value, readAt: value.readAt ?? now, expiresAt: now + ttlMs }, keepSeconds });
+  queued.set(key, { stored: { ...value, readAt: value.readAt ?? null, expiresAt: now + ttlMs }, keepSeconds });
   if (writing.has(key)) return undefined;
   writing.add(key);
   return (async () => {

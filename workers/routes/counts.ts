@@ -23,7 +23,8 @@ const STALE_HEADER = "x-stale-data";
  * touched has all counts 0, and so has an item the viewer may not see. For
  * it, and for counts hidden from the viewer, `as_of` is when the store was
  * read, as an untouched item's is (the item's own time would tell when it
- * last changed), and `cached` is as for any item.
+ * last changed), and `cached` is what an untouched item would answer: false
+ * on the first read to meet a value, also one a like left in the cache.
  */
 counts.get("/v1/count", readLimit, optionalUser, identifyViewer, async (c) => {
   const { item_id, item_type, unique_viewers } = readQuery(c, CountQuery);
@@ -41,7 +42,7 @@ counts.get("/v1/count", readLimit, optionalUser, identifyViewer, async (c) => {
     item_id,
     item_type,
     counts: body,
-    cached: read.cached,
+    cached: shown === "counts" ? read.cached : read.cached && !read.firstRead,
     as_of: new Date(shown === "counts" ? read.asOf : read.readAt).toISOString(),
   });
 });
