@@ -80,11 +80,15 @@ export function readReports(dir: string): Map<string, FigureReport> {
   return reports;
 }
 
-/** The commit the working tree is at, marked `-dirty` when it holds changes a run would measure too. */
+/**
+ * The commit the working tree is at, marked `-dirty` when it holds changes a
+ * run would measure too (docs and reports are not measured: a doc waiting for
+ * its figure leaves the commit clean).
+ */
 export function currentCommit(root: string): string {
   const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
   try {
-    const dirty = git("status", "--porcelain", "--untracked-files=no") !== "";
+    const dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs", ":(exclude)bench/reports") !== "";
     return `${git("rev-parse", "--short", "HEAD")}${dirty ? "-dirty" : ""}`;
   } catch {
     return "unknown";
