@@ -16,7 +16,13 @@ type Method = Exclude<
  * to compile until it is called here; the test below then fails for every
  * documented route none of these calls reaches.
  */
-function everyMethod(user: PlauditClient, service: PlauditClient, userId: string, otherId: string, item: string): Record<Method, () => Promise<unknown>> {
+function everyMethod(
+  user: PlauditClient,
+  service: PlauditClient,
+  send: (request: Request) => Promise<Response>,
+  ids: { userId: string; otherId: string; item: string },
+): Record<Method, () => Promise<unknown>> {
+  const { userId, otherId, item } = ids;
   return {
     like: () => user.like(item, "post"),
     unlike: () => user.unlike(item, "post"),
@@ -32,7 +38,12 @@ function everyMethod(user: PlauditClient, service: PlauditClient, userId: string
     likers: () => user.likers(item, "post"),
     myLikes: () => user.myLikes(),
     // The URL a WebSocket opens: asked for here as the upgrade request a browser sends.
-    liveUrl: () => fetchWorker(new Request(user.liveUrl().replace(/^ws/, "http"), { headers: { upgrade: "websocket" } })),
+    liveUrl: async () => {
+      const response = await send(new Request(user.liveUrl().replace(/^ws/, "http"), { headers: { upgrade: "websocket" } }));
+      response.webSocket?.accept();
+      response.webSocket?.close(1000, "done");
+      return response;
+    },
     setItemSettings: () => service.setItemSettings(item, "post", { owner_id: otherId }),
     itemSettings: () => service.itemSettings(item, "post"),
     block: () => service.block(otherId, userId),
@@ -75,7 +86,7 @@ describe("the typed client", () => {
     const otherId = freshId();
     const user = new PlauditClient({ baseUrl: "http://plaudit.test", token, fetch, maxRetries: 0 });
     const service = new PlauditClient({ baseUrl: "http://plaudit.test", token: await tokenFor("0", { role: "service" }), fetch, maxRetries: 0 });
-    const calls = everyMethod(user, service, userId, otherId, freshId());
+    const calls = everyMethod(user, service, fetch, { userId, otherId, item: freshId() });
     for (const [name, run] of Object.entries(calls)) {
       const result = await run().then(
         (value) => (value instanceof Response ? value.status : 200),
