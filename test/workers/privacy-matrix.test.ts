@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import committed from "../../docs/openapi.json";
-import { weakETag } from "../../workers/lib/http-cache";
+import { weakETag } from "../../workers/reads/http-cache";
 import { call, freshId, json, newUser } from "./helpers";
 import { withVars } from "./idp";
 import { deliver } from "./pipeline-helpers";

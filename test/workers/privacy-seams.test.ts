@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { countDatabases } from "../../workers/lib/count-databases";
-import { keepIntent } from "../../workers/lib/intents";
+import { countDatabases } from "../../workers/stores/count-databases";
+import { keepIntent } from "../../workers/likes/intents";
 import { call, freshId, json, like, newUser } from "./helpers";
 import { withVars } from "./idp";
 import { d1Counts, deliver, settled } from "./pipeline-helpers";

@@ -1,10 +1,11 @@
 import { Hono } from "hono";
 import type { ItemType } from "../../shared/counters";
 import { canSee } from "../../shared/privacy";
-import { splitItem } from "../lib/stored-counts";
+import { splitItem } from "../stores/item-key";
 import { encodeCursor, OwnLikesQuery, type OwnLikesPosition, type OwnLikesResponse } from "../../shared/own-likes";
 import { withRetries } from "../../shared/retries";
 import { userLikes } from "../lib/objects";
+import { drainNow, pendingLikes, withPendingLikes, type Pending } from "../likes/pending-reads";
 import { readQuery } from "../lib/validation";
 import { routeLabel } from "../metrics/route-label";
 import { requireUser } from "../middleware/auth";
@@ -23,11 +24,13 @@ const MAX_ROUNDS = 5;
  * item the caller may no longer see is left out, as a like never made, and
  * shows again once they may see it; the page is filled from further rows.
  * One row more than the page is read to know whether another page follows.
+ * Likes and unlikes still pending (202) are laid over it (read-your-writes).
  */
 ownLikesRoute.get("/v1/me/likes", requireUser, identifyViewer, async (c) => {
   const { item_type, limit, cursor } = readQuery(c, OwnLikesQuery);
   const { userId } = c.get("principal");
   const viewer = c.get("viewer");
+  const pendingRead = pendingLikes(c, userId);
   const likes: OwnLikesPosition[] = [];
   let after = cursor ?? null;
   let more = true;
@@ -47,11 +50,17 @@ ownLikesRoute.get("/v1/me/likes", requireUser, identifyViewer, async (c) => {
       }
     }
   }
+  const pending = await pendingRead;
+  drainNow(c, userId, pending);
+  // A pending like of an item out of sight is left out too, as has_liked answers it.
+  const pendingSettings = await readSettings(c.env, [...pending.keys()], routeLabel(c));
+  const pendingInSight: Pending = new Map([...pending].filter(([item]) => canSee(pendingSettings.get(item)!, viewer)));
+  const shown = likes.map(({ item, at }) => {
+    const [type, id] = splitItem(item);
+    return { item_id: id, item_type: type as ItemType, liked_at: at > 0 ? new Date(at).toISOString() : null };
+  });
   return c.json<OwnLikesResponse>({
-    likes: likes.map(({ item, at }) => {
-      const [type, id] = splitItem(item);
-      return { item_id: id, item_type: type as ItemType, liked_at: at > 0 ? new Date(at).toISOString() : null };
-    }),
+    likes: withPendingLikes(shown, pendingInSight, item_type ?? null, !cursor),
     next_cursor: more && after ? encodeCursor(after) : null,
   });
 });
