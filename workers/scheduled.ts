@@ -6,8 +6,9 @@ import { reconcile } from "./pipeline/reconcile";
 
 /**
  * Cron (every 5 minutes): applies the toggles kept while users' objects were
- * unreachable, then reconciles the stores with the item objects. Cron is at
- * least once; both are idempotent.
+ * unreachable that their own queued drains left (the backstop; docs/api.md),
+ * then reconciles the stores with the item objects. Cron is at least once;
+ * both are idempotent.
  */
 export async function scheduled(_controller: ScheduledController, env: Env, ctx?: ExecutionContext): Promise<void> {
   await drainIntents(env).catch((error: unknown) => log("error", "intents_drain_failed", { error: String(error) }));
