@@ -109,9 +109,10 @@ beforeAll(async () => {
       if (server.exitCode !== null) throw new Error(`npm start exited: ${output}`);
       expect(output).toContain("state folder");
     },
-    { timeout: 120_000, interval: 250 },
+    // Two D1 migrations and wrangler dev: about a minute alone, several on a busy machine.
+    { timeout: 300_000, interval: 250 },
   );
-}, 150_000);
+}, 330_000);
 
 afterAll(async () => {
   if (server.pid && groupAlive(server.pid)) process.kill(-server.pid, "SIGKILL");
