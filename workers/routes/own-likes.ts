@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import type { ItemType } from "../../shared/counters";
-import { splitItem } from "../lib/stored-counts";
+import { splitItem } from "../stores/item-key";
 import { encodeCursor, OwnLikesQuery, type OwnLikesResponse } from "../../shared/own-likes";
 import { withRetries } from "../../shared/retries";
 import { userLikes } from "../lib/objects";
-import { drainNow, pendingLikes, withPendingLikes } from "../lib/pending-reads";
+import { drainNow, pendingLikes, withPendingLikes } from "../likes/pending-reads";
 import { readQuery } from "../lib/validation";
 import { routeLabel } from "../metrics/route-label";
 import { requireUser } from "../middleware/auth";
