@@ -164,6 +164,13 @@ export class UserLikes extends DurableObject<Env> {
     return { kind: "changed" };
   }
 
+  /** A user's kept intents (workers/lib/intents.ts), oldest first, each as its own toggle: one call for a batch. */
+  async applyIntents(requests: readonly ToggleRequest[]): Promise<ToggleResult[]> {
+    const results: ToggleResult[] = [];
+    for (const request of requests) results.push(await this.toggle(request));
+    return results;
+  }
+
   /**
    * Edges brought from another system, for one user, in one commit (see
    * applyImports): outside the user's rate limits, which pace people, not

@@ -40,6 +40,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_circuit_breaker_open: "1 while an endpoint's circuit breaker is open (calls to it are not made), else 0; by dependency and endpoint.",
   plaudit_d1_database_bytes: "Size of a D1 database as its last write reported it, by database.",
   plaudit_pending_intents_total: "Toggles kept while the user's object was unreachable (kept), and how each ended: applied, superseded by a newer action, refused by a limit.",
+  plaudit_pending_intent_wait_seconds:
+    "Time from a kept toggle's request to its application by the drain: the rate of the drain is this histogram's count per second.",
   plaudit_reconciliation_drift_ratio: "Share of checked items whose stored counts drifted in the last reconciliation.",
   plaudit_reconciliation_relative_drift: "Largest |count - truth| / truth among the items the last reconciliation repaired.",
   plaudit_reconciliation_items_checked_total: "Items reconciliation compared with their objects (recent ones and the walk over every item).",

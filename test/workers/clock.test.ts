@@ -6,7 +6,7 @@ import type { ImportOutcome } from "../../shared/contracts";
 import type { ImportEdge } from "../../shared/import";
 import { runImport, type ImportProgress } from "../../shared/import-run";
 import { userObjectName } from "../../shared/object-names";
-import { drainIntents } from "../../workers/lib/intents";
+import { drainIntents } from "../../workers/likes/intents";
 import { call, freshId, json, like, tokenFor, unlike } from "./helpers";
 import { itemStub } from "./pipeline-helpers";
 

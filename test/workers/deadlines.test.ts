@@ -1,7 +1,7 @@
 import { config } from "../../shared/config";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { breakerFor } from "../../workers/lib/breakers";
+import { breakerFor } from "../../workers/stores/breakers";
 import { freshId } from "./helpers";
 import { central, d1Counts, deliver, headEmission } from "./pipeline-helpers";
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { freshId } from "./helpers";
-import { countDatabaseFor } from "../../workers/lib/count-databases";
+import { countDatabaseFor } from "../../workers/stores/count-databases";
 import { central, d1Counts, d1Row, deliver, headEmission } from "./pipeline-helpers";
 
 const key = () => `post:${freshId()}`;
