@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idRange, serviceToken, userTokens } from "../../bench/lib/plaudit";
 import { removeStateDir, startServer, type LocalServer } from "../../bench/lib/server";
@@ -109,20 +109,34 @@ describe("the like button in chromium", () => {
 
     const context = await browser!.newContext();
     const calls: string[] = [];
-    let sockets = 0;
+    const sockets: WebSocket[] = [];
+    const sentFrames: string[] = [];
     context.on("request", (request) => {
       const path = new URL(request.url()).pathname;
       if (path.startsWith("/v1/")) calls.push(`${request.method()} ${path}`);
     });
-    context.on("page", (page) => page.on("websocket", () => sockets++));
+    context.on("page", (page) =>
+      page.on("websocket", (socket) => {
+        sockets.push(socket);
+        socket.on("framesent", (frame) => sentFrames.push(String(frame.payload)));
+      }),
+    );
     const page = await openFeed(context, ids, token);
     expect(calls.filter((c) => c === "POST /v1/counts")).toHaveLength(1);
     expect(calls.filter((c) => c === "POST /v1/has_liked")).toHaveLength(1);
-    await expect.poll(() => sockets).toBe(1);
+    await expect.poll(() => sockets.length).toBe(1);
+    await expect.poll(() => sentFrames.filter((f) => f.includes('"subscribe"')).length).toBe(1);
+    expect(JSON.parse(sentFrames.find((f) => f.includes('"subscribe"'))!).items).toHaveLength(50);
     expect(await shown(page, ids[0]!)).toMatchObject({ pressed: "false", count: "0", title: "0 likes" });
     expect(await shown(page, ids[7]!)).toMatchObject({ pressed: "false", count: "1", title: "1 like" });
     expect(await shown(page, ids[9]!)).toMatchObject({ pressed: "true", count: "1" });
     expect((await shown(page, ids[0]!)).label).toMatch(/^Like this post/);
+
+    // A button taken off the page unsubscribes its item; the last one gone closes the socket.
+    await page.evaluate((id) => document.querySelector(`plaudit-like[item-id="${id}"]`)!.remove(), ids[0]!);
+    await expect.poll(() => sentFrames.filter((f) => f.includes('"unsubscribe"'))).toEqual([JSON.stringify({ type: "unsubscribe", items: [{ item_id: ids[0], item_type: "post" }] })]);
+    await page.evaluate(() => document.getElementById("feed")!.replaceChildren());
+    await expect.poll(() => sockets[0]!.isClosed(), { timeout: 10_000 }).toBe(true);
     await context.close();
   }, 120_000);
 
@@ -224,6 +238,29 @@ describe("the like button in chromium", () => {
     await expect.poll(() => shown(page, ids[0]!), { timeout: 15_000 }).toMatchObject({ pressed: "false", count: "0", disabled: true });
     expect((await shown(page, ids[0]!)).message).toMatch(/too many likes, try again in \d+ s/);
     expect(await likesOf(ids[0]!)).toBe(0);
+    await context.close();
+  }, 60_000);
+
+  it("does the same in React: <LikeButton>s share one read and toggle", async () => {
+    const ids = idRange(50, 408_000n);
+    const token = await newUserToken();
+    const context = await browser!.newContext();
+    const calls: string[] = [];
+    context.on("request", (request) => calls.push(`${request.method()} ${new URL(request.url()).pathname}`));
+    const page = await context.newPage();
+    await page.goto(`${server.url}/demo/react.html?items=${ids.join(",")}#token=${token}`);
+    const enabled = () => page.evaluate(() => Array.from(document.querySelectorAll("article button")).filter((b) => !(b as HTMLButtonElement).disabled).length);
+    await expect.poll(enabled, { timeout: 30_000 }).toBe(50);
+    expect(calls.filter((c) => c === "POST /v1/counts")).toHaveLength(1);
+    expect(calls.filter((c) => c === "POST /v1/has_liked")).toHaveLength(1);
+    const button = page.locator(`article[data-item="${ids[4]}"] button`);
+    expect(await button.getAttribute("aria-pressed")).toBe("false");
+    await button.click();
+    await expect.poll(() => button.getAttribute("aria-pressed")).toBe("true");
+    await expect.poll(() => button.textContent(), { timeout: 15_000 }).toContain("1");
+    await expect.poll(() => button.getAttribute("aria-busy"), { timeout: 15_000 }).toBe("false");
+    expect(await button.getAttribute("title")).toBe("1 like");
+    expect(await likesOf(ids[4]!)).toBe(1);
     await context.close();
   }, 60_000);
 

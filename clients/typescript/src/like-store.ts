@@ -20,7 +20,7 @@ export type LikeState = {
   blockedUntil: number;
   /** Whether the first read of the item has come back. */
   loaded: boolean;
-  /** A token is configured: the user can press it. */
+  /** The host app gave a token: the user can press it. */
   canLike: boolean;
 };
 
@@ -113,10 +113,14 @@ export class LikeStore {
     entry.watchers.add(listener);
     return () => {
       entry.watchers.delete(listener);
-      if (entry.watchers.size || entry.inFlight) return;
-      this.#entries.delete(key);
-      this.#live.unwatch(key);
+      // A change on its way finishes first (its answer is what the user's other tabs hear).
+      if (!entry.watchers.size && !entry.inFlight) this.#forget(key);
     };
+  }
+
+  #forget(key: string): void {
+    this.#entries.delete(key);
+    this.#live.unwatch(key);
   }
 
   /** The item's current state (the same object until it changes). */
@@ -127,7 +131,7 @@ export class LikeStore {
   /** Like or unlike: shown at once, confirmed or rolled back by the answer. */
   toggle(item: ItemRef): void {
     const entry = this.#entries.get(itemKeyOf(item));
-    if (!entry || !entry.loaded || !this.#tokenSource || Date.now() < entry.blockedUntil) return;
+    if (!entry || !entry.loaded || this.#token === null || Date.now() < entry.blockedUntil) return;
     entry.wanted = !entry.wanted;
     entry.error = null;
     entry.pending = false;
@@ -165,7 +169,7 @@ export class LikeStore {
     } finally {
       entry.inFlight = false;
       this.#publish(entry);
-      if (!entry.watchers.size) this.#entries.delete(itemKeyOf(entry.item));
+      if (!entry.watchers.size) this.#forget(itemKeyOf(entry.item));
     }
   }
 
@@ -289,7 +293,7 @@ export class LikeStore {
       error: entry.error,
       blockedUntil: Date.now() < entry.blockedUntil ? entry.blockedUntil : 0,
       loaded: entry.loaded,
-      canLike: this.#tokenSource !== undefined,
+      canLike: this.#token !== null,
     };
     for (const listener of entry.watchers) listener();
   }
