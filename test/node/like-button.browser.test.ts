@@ -61,11 +61,15 @@ async function api(method: string, path: string, token?: string, body?: unknown)
 
 const likesOf = async (id: string) => (await api("GET", `/v1/count?item_id=${id}&item_type=post`)).body.counts.likes as number | null;
 
-/** The demo feed with these posts, signed in with `token` (read-only without), once every button has read its item. */
-async function openFeed(context: BrowserContext, ids: readonly string[], token?: string): Promise<Page> {
+/**
+ * The demo feed with these posts, signed in with `token` (read-only without),
+ * once every button has read its item (and shows its count, unless hidden).
+ */
+async function openFeed(context: BrowserContext, ids: readonly string[], token?: string, { hidden = false } = {}): Promise<Page> {
   const page = await context.newPage();
   await page.goto(`${server.url}/demo/?items=${ids.join(",")}${token ? `#token=${token}` : ""}`);
   await expect.poll(() => loadedCount(page), { timeout: 30_000 }).toBe(ids.length);
+  if (!hidden) await expect.poll(() => page.locator("plaudit-like[count]").count(), { timeout: 30_000 }).toBe(ids.length);
   return page;
 }
 
@@ -203,8 +207,8 @@ describe("the like button in chromium", () => {
     const settings = await api("PUT", `/v1/admin/items/post/${id}/settings`, service, { owner_id: owner, hide_counts: true });
     expect(settings.status).toBe(200);
     const context = await browser!.newContext();
-    const page = await openFeed(context, [id!], await newUserToken());
-    expect(await shown(page, id!)).toMatchObject({ pressed: "false", count: "", title: "", label: "Like this post" });
+    const page = await openFeed(context, [id!], await newUserToken(), { hidden: true });
+    expect(await shown(page, id!)).toMatchObject({ pressed: "false", count: "", title: "", label: "Like this post", message: "" });
     expect(await page.locator(`plaudit-like[item-id="${id}"]`).getAttribute("count")).toBeNull();
     await press(page, id!);
     await expect.poll(() => shown(page, id!), { timeout: 15_000 }).toMatchObject({ pressed: "true", busy: "false", count: "" });

@@ -47,9 +47,13 @@ type Entry = {
   error: string | null;
   blockedUntil: number;
   loaded: boolean;
+  /** The owner hides the count from this viewer. */
+  hidden: boolean;
+  rereads: number;
 };
 
 const MAX_BATCH = 100;
+const REREAD_DELAYS_MS = [500, 2_000, 8_000];
 /** Waits before resending an intent whose answer was lost; the last failure rolls back. */
 const RESEND_DELAYS_MS = [300, 1_000];
 
@@ -104,7 +108,7 @@ export class LikeStore {
     const key = itemKeyOf(item);
     let entry = this.#entries.get(key);
     if (!entry) {
-      entry = { item, watchers: new Set(), count: null, liked: false, wanted: false, inFlight: false, pending: false, error: null, blockedUntil: 0, loaded: false, state: EMPTY };
+      entry = { item, watchers: new Set(), count: null, liked: false, wanted: false, inFlight: false, pending: false, error: null, blockedUntil: 0, loaded: false, hidden: false, rereads: 0, state: EMPTY };
       this.#entries.set(key, entry);
       this.#publish(entry);
       this.#queueRead([key]);
@@ -152,6 +156,7 @@ export class LikeStore {
         } else {
           entry.liked = answer.user_liked;
           entry.count = answer.count;
+          entry.hidden = answer.count === null;
           entry.pending = false;
           // The server's word wins over an intent it did not take, so the loop ends.
           if (entry.liked !== intent) entry.wanted = entry.liked;
@@ -198,9 +203,12 @@ export class LikeStore {
   async #ensureToken(refresh: boolean): Promise<void> {
     if (refresh || !this.#tokenRead) {
       const source = this.#tokenSource;
+      // A host callback that throws leaves the buttons read-only, not broken.
       this.#tokenRead = (async () => {
         this.#token = (source && (await source({ refresh }))) || null;
-      })();
+      })().catch(() => {
+        this.#token = null;
+      });
     }
     await this.#tokenRead;
   }
@@ -228,22 +236,34 @@ export class LikeStore {
     ]);
     const likedByKey = new Map<string, boolean>();
     for (const result of liked) if (result.status === "fulfilled") for (const [key, value] of result.value) likedByKey.set(key, value);
+    const unread: string[] = [];
     for (const item of items) {
       const key = itemKeyOf(item);
       const entry = this.#entries.get(key);
       if (!entry) continue;
-      if (counts.status === "fulfilled") {
-        const read = counts.value.counts[key];
-        if (read) entry.count = read.likes ?? null;
-        entry.error = read ? null : UNREAD;
-      } else {
-        entry.error = UNREAD;
+      // null: the server could not read the item now (a partial answer), not a hidden count.
+      const read = counts.status === "fulfilled" ? counts.value.counts[key] : null;
+      if (read) {
+        entry.count = read.likes ?? null;
+        entry.hidden = read.likes === null;
       }
-      if (!entry.inFlight) {
-        entry.liked = entry.wanted = likedByKey.get(key) ?? (this.#token ? entry.liked : false);
-      }
+      const known = likedByKey.get(key);
+      if (!entry.inFlight) entry.liked = entry.wanted = known ?? (this.#token ? entry.liked : false);
+      entry.error = read ? null : UNREAD;
       entry.loaded = true;
+      if (!read || (this.#token && known === undefined)) unread.push(key);
+      else entry.rereads = 0;
       this.#publish(entry);
+    }
+    this.#reread(unread);
+  }
+
+  /** Reads again, with backoff, what a partial or failed answer left unknown (a few times, then the button says so). */
+  #reread(keys: string[]): void {
+    for (const key of keys) {
+      const entry = this.#entries.get(key);
+      if (!entry || entry.rereads >= REREAD_DELAYS_MS.length) continue;
+      setTimeout(() => this.#queueRead([key]), REREAD_DELAYS_MS[entry.rereads++]);
     }
   }
 
@@ -260,8 +280,9 @@ export class LikeStore {
 
   #onLive(key: string, likes: number): void {
     const entry = this.#entries.get(key);
-    // A null count is one the owner hides: it stays hidden whatever the socket says.
-    if (!entry || !entry.loaded || entry.count === null) return;
+    // A count the owner hides stays hidden whatever the socket says.
+    if (!entry || !entry.loaded || entry.hidden) return;
+    if (entry.error === UNREAD) entry.error = null;
     entry.count = likes;
     this.#publish(entry);
   }
