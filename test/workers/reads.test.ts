@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { config } from "../../shared/config";
+import { ownWriteReachMs } from "../../shared/own-writes";
 import { zeroCounts } from "../../shared/counters";
 import { byCountDatabase, countDatabases } from "../../workers/lib/count-databases";
 import { writeSnapshots } from "../../workers/pipeline/d1-store";
@@ -36,11 +37,21 @@ async function readCosts() {
   };
 }
 
-/** Stores counts for items as the aggregator would: each in its own database, with a sequence. */
-async function storeCounts(counts: ReadonlyMap<string, number>, seq = 1, now = Date.now()): Promise<void> {
+/** Stores counts for items as the aggregator would: each in its own database, with a sequence and the time the head took them. */
+async function storeCounts(counts: ReadonlyMap<string, number>, seq = 1, now = Date.now(), countedAt?: number): Promise<void> {
   for (const [db, group] of byCountDatabase(env, [...counts], ([item]) => item)) {
-    await writeSnapshots(env, db, new Map(group.map(([item, likes]) => [item, { seq, counts: { ...zeroCounts(), likes } }])), { items: [] }, now);
+    const snapshots = new Map(group.map(([item, likes]) => [item, { seq, counts: { ...zeroCounts(), likes }, ...(countedAt === undefined ? {} : { at: countedAt }) }]));
+    await writeSnapshots(env, db, snapshots, { items: [] }, now);
   }
+}
+
+/** The row the store holds for an item: when it was written and when its counts were taken. */
+async function storedRow(key: string) {
+  const [db] = byCountDatabase(env, [key], (item) => item).keys();
+  return await db!
+    .prepare("SELECT likes, updated_at, counted_at FROM item_counts WHERE item_type = ?1 AND item_id = ?2")
+    .bind(...key.split(":"))
+    .first<{ likes: number; updated_at: number; counted_at: number }>();
 }
 
 /** Runs `work` while every count database fails its reads (the counts table is renamed away). */
@@ -141,6 +152,45 @@ describe("feed reads", () => {
       { timeout: 10_000, interval: 100 },
     );
     expect((await json(await countOne(key))).counts.likes).toBe(1);
+  });
+
+  it("keeps a user's own like when a row stored after it holds counts taken before it (A likes, B likes, A's row lands)", async () => {
+    const [a, b] = [await newUser(), await newUser()];
+    const key = `post:${freshId()}`;
+    const id = key.split(":")[1]!;
+    const readAsB = async () => (await json(await call("GET", `/v1/count?item_id=${id}&item_type=post`, { token: b.token }))).counts.likes as number;
+    expect(await readAsB()).toBe(0);
+    expect((await json(await like(a.token, id))).count).toBe(1);
+    // The head takes the counts of A's like before B's like reaches it.
+    const countedBeforeB = Date.now();
+    expect((await json(await like(b.token, id))).count).toBe(2);
+    const bAnswered = Date.now();
+    // That snapshot's row is stored after B's answer, and the pipeline cannot replace it (its sequence is higher than any the head will emit).
+    await storeCounts(new Map([[key, 1]]), 2 ** 40, Date.now(), countedBeforeB);
+    const row = await storedRow(key);
+    // The control: stored after B's like (what the reader compared before), counted before it.
+    expect(row).toEqual({ likes: 1, updated_at: expect.any(Number), counted_at: countedBeforeB });
+    expect(row!.updated_at).toBeGreaterThanOrEqual(bAnswered);
+
+    const seen: number[] = [];
+    const queries = (await readCosts()).d1Queries;
+    // B reads until the store has been asked twice more after the row landed (the cache tiers expired in between).
+    await expect
+      .poll(
+        async () => {
+          seen.push(await readAsB());
+          return (await readCosts()).d1Queries - queries;
+        },
+        { timeout: 20_000, interval: 100 },
+      )
+      .toBeGreaterThanOrEqual(2);
+    expect(seen.length).toBeGreaterThan(2);
+    expect(seen.every((likes) => likes === 2)).toBe(true);
+
+    // A row whose counts were taken after B's like had time to reach the head holds it: it replaces the pinned value.
+    const reach = ownWriteReachMs(config(env));
+    await storeCounts(new Map([[key, 3]]), 2 ** 40 + 1, Date.now(), bAnswered + reach + 1);
+    await expect.poll(readAsB, { timeout: 20_000, interval: 100 }).toBe(3);
   });
 
   it("filters the answer by counter_types and refuses unknown types", async () => {

@@ -4,10 +4,23 @@ import { settingsFromRow, type SettingsColumns } from "../privacy/item-settings"
 import { byCountDatabase } from "./count-databases";
 import { d1 } from "./d1";
 
-/** An item's row in the regional store: its counts, the snapshot's sequence, and when the aggregator wrote it. */
-export type StoredCounts = { counts: Counts; seq: number; asOf: number };
+/**
+ * An item's row in the regional store: its counts, the snapshot's sequence,
+ * when the aggregator wrote it (`asOf`) and when the head took the counts
+ * (`countedAt`, 0 when the snapshot did not say).
+ */
+export type StoredCounts = { counts: Counts; seq: number; asOf: number; countedAt: number };
 
-type CountColumns = { kind: "c" | "s"; likes: number; views: number; shares: number; saves: number; seq: number; updated_at: number };
+type CountColumns = {
+  kind: "c" | "s";
+  likes: number;
+  views: number;
+  shares: number;
+  saves: number;
+  seq: number;
+  updated_at: number;
+  counted_at: number;
+};
 type Row = CountColumns & SettingsColumns & { item_type: string; item_id: string };
 
 /**
@@ -23,10 +36,10 @@ type Row = CountColumns & SettingsColumns & { item_type: string; item_id: string
  * (docs/benchmarks.md).
  */
 const SELECT = `WITH wanted AS (SELECT json_extract(value, '$[0]') AS item_type, json_extract(value, '$[1]') AS item_id FROM json_each(?1))
-  SELECT 'c' AS kind, item_type, item_id, likes, views, shares, saves, seq, updated_at, NULL AS owner_id, NULL AS visibility, NULL AS hide_counts
+  SELECT 'c' AS kind, item_type, item_id, likes, views, shares, saves, seq, updated_at, counted_at, NULL AS owner_id, NULL AS visibility, NULL AS hide_counts
     FROM item_counts WHERE (item_type, item_id) IN (SELECT item_type, item_id FROM wanted)
   UNION ALL
-  SELECT 's', item_type, item_id, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, visibility, hide_counts
+  SELECT 's', item_type, item_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, visibility, hide_counts
     FROM item_settings WHERE (item_type, item_id) IN (SELECT item_type, item_id FROM wanted)`;
 
 /** `post:123` → `["post", "123"]`: D1 keeps type and id apart, ids as TEXT. */
@@ -74,5 +87,5 @@ export async function readStoredCounts(env: Env, items: readonly string[], calle
 }
 
 function fromRow(row: Row): StoredCounts {
-  return { counts: { likes: row.likes, views: row.views, shares: row.shares, saves: row.saves }, seq: row.seq, asOf: row.updated_at };
+  return { counts: { likes: row.likes, views: row.views, shares: row.shares, saves: row.saves }, seq: row.seq, asOf: row.updated_at, countedAt: row.counted_at };
 }

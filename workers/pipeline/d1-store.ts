@@ -11,11 +11,11 @@ export { splitItem };
  * One row per item; the row changes only when the snapshot's sequence is
  * newer than the stored one, so a redelivered or late snapshot changes nothing.
  */
-const UPSERT = `INSERT INTO item_counts (item_type, item_id, likes, views, shares, saves, seq, updated_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+const UPSERT = `INSERT INTO item_counts (item_type, item_id, likes, views, shares, saves, seq, updated_at, counted_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (item_type, item_id) DO UPDATE
     SET likes = excluded.likes, views = excluded.views, shares = excluded.shares, saves = excluded.saves,
-        seq = excluded.seq, updated_at = excluded.updated_at
+        seq = excluded.seq, updated_at = excluded.updated_at, counted_at = excluded.counted_at
     WHERE excluded.seq > item_counts.seq`;
 
 /** An item counted (or a user seen) for the first time enters its index; after that the statement writes nothing. */
@@ -44,7 +44,9 @@ export async function writeSnapshots(
   const items = db.prepare(INDEX);
   const users = db.prepare(USER_INDEX);
   const statements = [
-    ...[...snapshots].map(([item, { seq, counts }]) => upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now)),
+    ...[...snapshots].map(([item, { seq, counts, at }]) =>
+      upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now, at ?? 0),
+    ),
     ...(index.items ?? [...snapshots.keys()]).map((item) => items.bind(indexDraw(item), item)),
     ...(index.users ?? []).map((user) => users.bind(userIndexDraw(user), user)),
   ];
