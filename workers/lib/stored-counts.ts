@@ -3,6 +3,12 @@ import { UNKNOWN_ITEM, type ItemSettings } from "../../shared/privacy";
 import { settingsFromRow, type SettingsColumns } from "../privacy/item-settings";
 import { byCountDatabase } from "./count-databases";
 import { d1 } from "./d1";
+import { metrics } from "../../metrics/recorder";
+import { withDeadline } from "../../shared/deadline";
+import { centralReader } from "../pipeline/central-tables";
+
+/** BatchGetItem takes at most 100 keys a request; a feed asks for at most 100 items. */
+const CENTRAL_BATCH_KEYS = 100;
 
 /**
  * An item's row in the regional store: its counts, the snapshot's sequence,
@@ -57,33 +63,77 @@ export type StoreRead = {
   failed: string[];
 };
 
+/** A feed's store round trips stay at most this many, whatever the number of count databases (docs/reads.md). */
+export const MAX_ROUND_TRIPS = 2;
+
+/** What one read cost: requests to each store. */
+type Trips = { d1: number; central: number };
+
 /**
- * The stored counts of many items: one query per database that holds some of
- * them, all in parallel, each bounded by `timeoutMs`. A database that fails
- * fails only its own items.
+ * The stored counts of many items, in at most MAX_ROUND_TRIPS store round
+ * trips: when they fall in that many count databases or fewer, one query to
+ * each (in parallel, each bounded by `timeoutMs`); when they are spread over
+ * more, one BatchGetItem to the central store, which holds every item's
+ * counts and settings, and one more for the keys it left unprocessed. What
+ * the central store could not answer (it is off, down, slow, or left keys
+ * twice) falls back to the databases: more round trips, the same answer. A
+ * database that fails fails only its own items.
  */
 export async function readStoredCounts(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
-  const found = new Map<string, StoredCounts>();
-  const settings = new Map<string, ItemSettings>();
-  const failed: string[] = [];
-  const groups = [...byCountDatabase(env, items, (item) => item)];
-  await Promise.all(
-    groups.map(async ([db, group]) => {
-      try {
-        const pairs = JSON.stringify(group.map(splitItem));
-        const rows = await d1(env, db, caller, timeoutMs).all<Row>(db.prepare(SELECT).bind(pairs));
-        for (const row of rows) {
-          const key = `${row.item_type}:${row.item_id}`;
-          if (row.kind === "c") found.set(key, fromRow(row));
-          else settings.set(key, settingsFromRow(row));
-        }
-        for (const key of group) if (!settings.has(key)) settings.set(key, UNKNOWN_ITEM);
-      } catch {
-        failed.push(...group);
+  const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
+  const trips: Trips = { d1: 0, central: 0 };
+  let groups = [...byCountDatabase(env, items, (item) => item)];
+  if (groups.length > MAX_ROUND_TRIPS) {
+    const left = await readCentral(env, items, timeoutMs, read, trips);
+    groups = [...byCountDatabase(env, left, (item) => item)];
+  }
+  await Promise.all(groups.map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, trips)));
+  if (trips.d1 > 0) metrics.count("store_round_trips_total", { caller, store: "d1" }, trips.d1);
+  if (trips.central > 0) metrics.count("store_round_trips_total", { caller, store: "central" }, trips.central);
+  metrics.count("store_reads_total", { caller, round_trips: String(trips.d1 + trips.central) });
+  return read;
+}
+
+async function readDatabase(env: Env, db: D1Database, group: string[], caller: string, timeoutMs: number, read: StoreRead, trips: Trips): Promise<void> {
+  trips.d1++;
+  try {
+    const pairs = JSON.stringify(group.map(splitItem));
+    const rows = await d1(env, db, caller, timeoutMs).all<Row>(db.prepare(SELECT).bind(pairs));
+    for (const row of rows) {
+      const key = `${row.item_type}:${row.item_id}`;
+      if (row.kind === "c") read.found.set(key, fromRow(row));
+      else read.settings.set(key, settingsFromRow(row));
+    }
+    for (const key of group) if (!read.settings.has(key)) read.settings.set(key, UNKNOWN_ITEM);
+  } catch {
+    read.failed.push(...group);
+  }
+}
+
+/** Reads what it can from the central store in at most MAX_ROUND_TRIPS requests; answers the items it could not. */
+async function readCentral(env: Env, items: readonly string[], timeoutMs: number, read: StoreRead, trips: Trips): Promise<string[]> {
+  const store = centralReader(env);
+  if (!store) return [...items];
+  let left = [...items];
+  try {
+    while (left.length > 0 && trips.central < MAX_ROUND_TRIPS) {
+      trips.central++;
+      const asked = left.slice(0, CENTRAL_BATCH_KEYS);
+      const { rows, unprocessed } = await withDeadline(store.readFeed(asked), timeoutMs, "central store feed read");
+      const skipped = new Set(unprocessed);
+      const now = Date.now();
+      for (const item of asked) {
+        if (skipped.has(item)) continue;
+        const row = rows.get(item);
+        if (row?.counts) read.found.set(item, { ...row.counts, asOf: row.counts.countedAt || now });
+        read.settings.set(item, row?.settings ?? UNKNOWN_ITEM);
       }
-    }),
-  );
-  return { found, settings, failed };
+      left = [...unprocessed, ...left.slice(CENTRAL_BATCH_KEYS)];
+    }
+  } catch {
+    // The central store failed or was slow: the databases answer for what it did not.
+  }
+  return left;
 }
 
 function fromRow(row: Row): StoredCounts {

@@ -4,6 +4,7 @@ import { UNKNOWN_ITEM, type ItemSettings, type Visibility } from "../../shared/p
 import { byCountDatabase } from "../lib/count-databases";
 import { unavailable } from "../lib/errors";
 import { TtlCache } from "./ttl-cache";
+import { centralStore } from "../pipeline/central-tables";
 
 /** An item_settings row, as the feed read and the settings read select it. */
 export type SettingsColumns = { owner_id: string | null; visibility: string | null; hide_counts: number | null };
@@ -88,7 +89,10 @@ export async function storedSettings(env: Env, key: string): Promise<{ settings:
 }
 
 /**
- * Replaces an item's settings. This isolate sees them at once; others when
+ * Replaces an item's settings, in the database that holds its counts and on
+ * its central store row (a feed spread over more than two databases reads
+ * them there, docs/reads.md); each write only if newer, so a retry after a
+ * partial failure completes it. This isolate sees them at once; others when
  * their cached copy expires (PRIVACY_CACHE_TTL_MS).
  */
 export async function writeSettings(env: Env, key: string, settings: ItemSettings, now: number): Promise<void> {
@@ -103,5 +107,10 @@ export async function writeSettings(env: Env, key: string, settings: ItemSetting
       )
       .bind(type, id, settings.owner, settings.visibility, settings.hideCounts ? 1 : 0, now),
   );
+  try {
+    await (await centralStore(env))?.writeSettings(key, settings, now);
+  } catch {
+    throw unavailable("The item's settings could not be stored everywhere; retry the same request.");
+  }
   rememberSettings(env, key, settings, now);
 }
