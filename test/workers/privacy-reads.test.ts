@@ -1,9 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { zeroCounts } from "../../shared/counters";
-import { countDatabaseFor } from "../../workers/lib/count-databases";
-import { writeSnapshots } from "../../workers/pipeline/d1-store";
-import { MAX_ROUND_TRIPS } from "../../workers/lib/stored-counts";
+import { countDatabaseFor } from "../../workers/stores/count-databases";
+import { MAX_ROUND_TRIPS, writeSnapshots } from "../../workers/stores/item-counts";
 import { central } from "./pipeline-helpers";
 import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
 import { scrape } from "./metrics-exposition";

@@ -78,7 +78,8 @@ export type LiveMessage =
   | { type: "counts"; counts: Record<string, { likes: number; views: number; shares: number; saves: number }>; as_of: string }
   | { type: "error"; error: string; message: string; details?: ErrorDetail[] };
 
-export type HasLikedResult = { liked: Record<string, boolean> };
+/** `pending`: the items whose answer comes from a like or unlike accepted as pending (202) and not yet applied. */
+export type HasLikedResult = { liked: Record<string, boolean>; pending?: string[] };
 
 /** One page of the caller's likes, newest first; `next_cursor` is null on the last page. */
 export type LikersResult = {
@@ -87,7 +88,8 @@ export type LikersResult = {
 };
 
 export type MyLikesResult = {
-  likes: { item_id: string; item_type: ItemType; liked_at: string | null }[];
+  /** `pending`: a like accepted as pending (202), listed first on the first page until it is applied. */
+  likes: { item_id: string; item_type: ItemType; liked_at: string | null; pending?: true }[];
   next_cursor: string | null;
 };
 

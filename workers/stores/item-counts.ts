@@ -1,14 +1,13 @@
 import type { Counts } from "../../shared/counters";
+import type { CountSnapshot } from "../../shared/emissions";
+import { indexDraw, userIndexDraw } from "../../shared/item-index";
 import { UNKNOWN_ITEM, type ItemSettings } from "../../shared/privacy";
-import { settingsFromRow, type SettingsColumns } from "../privacy/item-settings";
-import { byCountDatabase } from "./count-databases";
+import { byCountDatabase, countDatabases } from "./count-databases";
 import { d1 } from "./d1";
+import { splitItem } from "./item-key";
+import { settingsFromRow, type SettingsColumns } from "./item-settings";
+import { readCentralRows, type Trips } from "./central-feed";
 import { metrics } from "../../metrics/recorder";
-import { withDeadline } from "../../shared/deadline";
-import { centralReader } from "../pipeline/central-tables";
-
-/** BatchGetItem takes at most 100 keys a request; a feed asks for at most 100 items. */
-const CENTRAL_BATCH_KEYS = 100;
 
 /**
  * An item's row in the regional store: its counts, the snapshot's sequence,
@@ -48,12 +47,6 @@ const SELECT = `WITH wanted AS (SELECT json_extract(value, '$[0]') AS item_type,
   SELECT 's', item_type, item_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, visibility, hide_counts
     FROM item_settings WHERE (item_type, item_id) IN (SELECT item_type, item_id FROM wanted)`;
 
-/** `post:123` → `["post", "123"]`: D1 keeps type and id apart, ids as TEXT. */
-export function splitItem(item: string): [string, string] {
-  const colon = item.indexOf(":");
-  return [item.slice(0, colon), item.slice(colon + 1)];
-}
-
 export type StoreRead = {
   /** Items the store has a row for; an item it has no row for was never counted (zeros). */
   found: Map<string, StoredCounts>;
@@ -66,25 +59,21 @@ export type StoreRead = {
 /** A feed's store round trips stay at most this many, whatever the number of count databases (docs/reads.md). */
 export const MAX_ROUND_TRIPS = 2;
 
-/** What one read cost: requests to each store. */
-type Trips = { d1: number; central: number };
-
 /**
  * The stored counts of many items, in at most MAX_ROUND_TRIPS store round
  * trips: when they fall in that many count databases or fewer, one query to
  * each (in parallel, each bounded by `timeoutMs`); when they are spread over
- * more, one BatchGetItem to the central store, which holds every item's
- * counts and settings, and one more for the keys it left unprocessed. What
- * the central store could not answer (it is off, down, slow, or left keys
- * twice) falls back to the databases: more round trips, the same answer. A
- * database that fails fails only its own items.
+ * more, the central store's batch read (readCentralRows), which holds every
+ * item's counts and settings. What the central store could not answer (it is
+ * off, down, slow, or left keys twice) falls back to the databases: more
+ * round trips, the same answer. A database that fails fails only its own items.
  */
-export async function readStoredCounts(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
+export async function readCountRows(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
   const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
   const trips: Trips = { d1: 0, central: 0 };
   let groups = [...byCountDatabase(env, items, (item) => item)];
   if (groups.length > MAX_ROUND_TRIPS) {
-    const left = await readCentral(env, items, timeoutMs, read, trips);
+    const left = await readCentralRows(env, items, timeoutMs, read, trips, MAX_ROUND_TRIPS);
     groups = [...byCountDatabase(env, left, (item) => item)];
   }
   await Promise.all(groups.map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, trips)));
@@ -110,32 +99,77 @@ async function readDatabase(env: Env, db: D1Database, group: string[], caller: s
   }
 }
 
-/** Reads what it can from the central store in at most MAX_ROUND_TRIPS requests; answers the items it could not. */
-async function readCentral(env: Env, items: readonly string[], timeoutMs: number, read: StoreRead, trips: Trips): Promise<string[]> {
-  const store = centralReader(env);
-  if (!store) return [...items];
-  let left = [...items];
-  try {
-    while (left.length > 0 && trips.central < MAX_ROUND_TRIPS) {
-      trips.central++;
-      const asked = left.slice(0, CENTRAL_BATCH_KEYS);
-      const { rows, unprocessed } = await withDeadline(store.readFeed(asked), timeoutMs, "central store feed read");
-      const skipped = new Set(unprocessed);
-      const now = Date.now();
-      for (const item of asked) {
-        if (skipped.has(item)) continue;
-        const row = rows.get(item);
-        if (row?.counts) read.found.set(item, { ...row.counts, asOf: row.counts.countedAt || now });
-        read.settings.set(item, row?.settings ?? UNKNOWN_ITEM);
-      }
-      left = [...unprocessed, ...left.slice(CENTRAL_BATCH_KEYS)];
-    }
-  } catch {
-    // The central store failed or was slow: the databases answer for what it did not.
-  }
-  return left;
-}
-
 function fromRow(row: Row): StoredCounts {
   return { counts: { likes: row.likes, views: row.views, shares: row.shares, saves: row.saves }, seq: row.seq, asOf: row.updated_at, countedAt: row.counted_at };
+}
+
+/**
+ * One row per item; the row changes only when the snapshot's sequence is
+ * newer than the stored one, so a redelivered or late snapshot changes nothing.
+ */
+const UPSERT = `INSERT INTO item_counts (item_type, item_id, likes, views, shares, saves, seq, updated_at, counted_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (item_type, item_id) DO UPDATE
+    SET likes = excluded.likes, views = excluded.views, shares = excluded.shares, saves = excluded.saves,
+        seq = excluded.seq, updated_at = excluded.updated_at, counted_at = excluded.counted_at
+    WHERE excluded.seq > item_counts.seq`;
+
+/** An item counted (or a user seen) for the first time enters its index; after that the statement writes nothing. */
+const INDEX = "INSERT OR IGNORE INTO item_index (draw, item) VALUES (?, ?)";
+const USER_INDEX = "INSERT OR IGNORE INTO user_index (draw, user) VALUES (?, ?)";
+
+/** The index rows a database holds besides its counts: items whose counts live in another database, and users. */
+export type IndexRows = { items?: readonly string[]; users?: readonly string[] };
+
+/**
+ * Writes one database's share of a batch in one `batch()` (one transaction):
+ * the snapshots of the items it holds the counts of, and the index rows it
+ * holds (items by default: those of the snapshots). Answers how many rows it
+ * changed: a snapshot no newer than the stored one, or an index row already
+ * there, changes none.
+ */
+export async function writeSnapshots(
+  env: Env,
+  db: D1Database,
+  snapshots: ReadonlyMap<string, CountSnapshot>,
+  index: IndexRows = {},
+  now = Date.now(),
+  caller = "aggregator",
+): Promise<number> {
+  const upsert = db.prepare(UPSERT);
+  const items = db.prepare(INDEX);
+  const users = db.prepare(USER_INDEX);
+  const statements = [
+    ...[...snapshots].map(([item, { seq, counts, at }]) =>
+      upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now, at ?? 0),
+    ),
+    ...(index.items ?? [...snapshots.keys()]).map((item) => items.bind(indexDraw(item), item)),
+    ...(index.users ?? []).map((user) => users.bind(userIndexDraw(user), user)),
+  ];
+  const results = await d1(env, db, caller).batch(statements);
+  return results.reduce((sum, result) => sum + (result.meta.changes ?? 0), 0);
+}
+
+/** The item's stored snapshot, from the database that holds it (for reconciliation and the tests). */
+export async function readStoredSnapshot(env: Env, item: string): Promise<{ seq: number; counts: Counts } | null> {
+  const { found, failed } = await readCountRows(env, [item], "reconcile", 30_000);
+  if (failed.length > 0) throw new Error(`the count database of ${item} cannot be read`);
+  const stored = found.get(item);
+  return stored ? { seq: stored.seq, counts: stored.counts } : null;
+}
+
+/** Items whose counts were stored most recently, newest first, over every count database. */
+export async function recentItems(env: Env, since: number, limit: number): Promise<string[]> {
+  const perDatabase = await Promise.all(
+    countDatabases(env).map((db) =>
+      d1(env, db, "reconcile").all<{ item_type: string; item_id: string; updated_at: number }>(
+        db.prepare("SELECT item_type, item_id, updated_at FROM item_counts WHERE updated_at >= ? ORDER BY updated_at DESC LIMIT ?").bind(since, limit),
+      ),
+    ),
+  );
+  return perDatabase
+    .flat()
+    .sort((a, b) => b.updated_at - a.updated_at)
+    .slice(0, limit)
+    .map((row) => `${row.item_type}:${row.item_id}`);
 }
