@@ -2,7 +2,7 @@ import { scheduleFlush } from "../../metrics/flush";
 import { metrics } from "../../metrics/recorder";
 import type { DrainIntentsRequest } from "../../shared/intents";
 import { log } from "../../shared/log";
-import { answerDrain } from "../lib/intents";
+import { answerDrain } from "../likes/intents";
 import type { RequestMessage } from "./requests";
 
 const CONCURRENCY = 16;

@@ -4,7 +4,7 @@ import { canSee } from "../../shared/privacy";
 import { HasLikedRequest } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
 import { userLikes } from "../lib/objects";
-import { drainNow, pendingLikes } from "../lib/pending-reads";
+import { drainNow, pendingLikes } from "../likes/pending-reads";
 import { readJson } from "../lib/validation";
 import { requireUser } from "../middleware/auth";
 import { identifyViewer } from "../middleware/viewer";

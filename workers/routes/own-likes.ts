@@ -4,7 +4,7 @@ import { splitItem } from "../stores/item-key";
 import { encodeCursor, OwnLikesQuery, type OwnLikesResponse } from "../../shared/own-likes";
 import { withRetries } from "../../shared/retries";
 import { userLikes } from "../lib/objects";
-import { drainNow, pendingLikes, withPendingLikes } from "../lib/pending-reads";
+import { drainNow, pendingLikes, withPendingLikes } from "../likes/pending-reads";
 import { readQuery } from "../lib/validation";
 import { routeLabel } from "../metrics/route-label";
 import { requireUser } from "../middleware/auth";

@@ -4,7 +4,7 @@ import { log } from "../../shared/log";
 import type { OwnLikesResponse } from "../../shared/own-likes";
 import type { AppEnv } from "../types";
 import { drainUser, pendingOf } from "./intents";
-import { splitItem } from "./stored-counts";
+import { splitItem } from "../stores/item-key";
 
 export type Pending = Map<string, { on: boolean; askedAt: number }>;
 
