@@ -224,6 +224,14 @@ export const ConfigSchema = z.object({
    */
   RECHECK_INTERVAL_SECONDS: numberVar(30, 1),
   RECHECK_LIKES: numberVar(100_000),
+  /**
+   * Import backpressure (docs/import.md): `POST /v1/admin/import` answers 503
+   * with a Retry-After while the event queues hold more than this many
+   * messages, so an importer never outruns the consumers; and it calls at most
+   * IMPORT_USER_CONCURRENCY user objects at once per call.
+   */
+  IMPORT_MAX_QUEUE_BACKLOG: numberVar(500).transform(Math.floor),
+  IMPORT_USER_CONCURRENCY: numberVar(8, 1).transform(Math.floor),
   /** The central store (ScyllaDB's Alternator API); empty turns it off and everything else still works. */
   ALTERNATOR_ENDPOINT: z.string().trim().default(""),
   ALTERNATOR_TABLE_PREFIX: z.string().default("plaudit_"),

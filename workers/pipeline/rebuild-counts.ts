@@ -8,7 +8,7 @@ import { itemCounter } from "../lib/objects";
 import { readStoredCounts } from "../lib/stored-counts";
 import type { CentralStore } from "./central-store";
 import { writeSnapshots } from "./d1-store";
-import { settleAll } from "./settle";
+import { settleAll } from "../../shared/settle";
 
 export const REBUILD_CALLER = "rebuild";
 /** Objects asked, and central-store calls made, at once. */

@@ -6,7 +6,7 @@ import { d1 } from "../lib/d1";
 import { itemCounter } from "../lib/objects";
 import { centralStore } from "./central-tables";
 import { readStoredCounts, recentItems } from "./d1-store";
-import { settleAll } from "./settle";
+import { settleAll } from "../../shared/settle";
 import { nextSweepShare } from "./sweep";
 
 /** Items whose D1 counts changed within this window are checked. */
