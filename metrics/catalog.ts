@@ -45,6 +45,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_import_edges_total: "Imported edges by outcome (applied, duplicate, superseded, barred).",
   plaudit_import_backpressure_total:
     "Import calls refused with 503 and a Retry-After so the importer slows down, by reason (queue_backlog, object_error).",
+  plaudit_reconciliation_slice_items_total:
+    "Items checked by reconciliation's queued slices, by reason (sample: the random sample; drift: around a drifted item) and outcome (ok, lag, repaired, failed).",
   plaudit_reconciliation_rechecks_total:
     "Rechecks of hot and large items between reconciliation runs, by outcome (ok, lag, repaired, failed).",
 };

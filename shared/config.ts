@@ -218,6 +218,14 @@ export const ConfigSchema = z.object({
   RECONCILE_RECENT_ITEMS: numberVar(200).transform(Math.floor),
   RECONCILE_SWEEP_ITEMS: numberVar(1_000).transform(Math.floor),
   /**
+   * Each run also hands the queue's consumers a random sample of
+   * RECONCILE_SAMPLE_ITEMS items (in slices of 100 from random places in the
+   * index), and every drifted item it finds sets off a recheck of it and of
+   * the RECONCILE_DRIFT_SAMPLE items after it in the index (docs/pipeline.md).
+   */
+  RECONCILE_SAMPLE_ITEMS: numberVar(10_000).transform(Math.floor),
+  RECONCILE_DRIFT_SAMPLE: numberVar(100).transform(Math.floor),
+  /**
    * Between those runs, the head of a hot item, and of an item with at least
    * RECHECK_LIKES likes while it changes, has its stores compared with it
    * every RECHECK_INTERVAL_SECONDS (docs/operations.md: the recheck).

@@ -1,10 +1,11 @@
 import { app } from "./app";
 import { aggregate } from "./pipeline/aggregator";
 import { consumeDeadLetters } from "./pipeline/dead-letters";
-import { RecheckRequest } from "../shared/emissions";
+import { RecheckRequest, ReconcileSlice } from "../shared/emissions";
 import { ForgetUserRequest } from "../shared/removal";
 import { answerForgets } from "./pipeline/forget-user";
 import { answerRechecks } from "./pipeline/recheck";
+import { answerSlices } from "./pipeline/reconcile-slices";
 import { takeRequests } from "./pipeline/requests";
 import { scheduled } from "./scheduled";
 
@@ -19,16 +20,19 @@ export default {
   /**
    * Every queue of the events pipeline has this Worker as its consumer;
    * dead-letter queues end in "-dlq". An events queue carries emissions, the
-   * heads' recheck requests and the deleted users' wipe requests: rechecks
+   * heads' and the reconciler's recheck requests, reconciliation's slices
+   * (its random sample, the items around drift) and the deleted users' wipe requests: rechecks
    * run after the batch's writes, so they compare the stores with what this
    * batch brought.
    */
   async queue(batch, env, ctx) {
     if (batch.queue.endsWith("-dlq")) return await consumeDeadLetters(batch, env, ctx);
     const { requests: forgets, others: rest } = takeRequests(batch, ForgetUserRequest);
-    const { requests: rechecks, others } = takeRequests(rest, RecheckRequest);
+    const { requests: slices, others: remaining } = takeRequests(rest, ReconcileSlice);
+    const { requests: rechecks, others } = takeRequests(remaining, RecheckRequest);
     if (others.messages.length > 0) await aggregate(others, env, ctx);
     if (rechecks.length > 0) await answerRechecks(env, batch.queue, rechecks, ctx);
+    if (slices.length > 0) await answerSlices(env, batch.queue, slices, ctx);
     if (forgets.length > 0) await answerForgets(env, batch.queue, forgets, ctx);
   },
   scheduled,
