@@ -12,7 +12,7 @@ import { decide, type Limit } from "../shared/rate-limiter";
 import { SqlSchema } from "./lib/sql-schema";
 import { BASELINE, MIGRATIONS } from "./lib/user-likes-schema";
 import { edgesAfter, ownLikes, type OwnLikesPage } from "./lib/own-likes";
-import { applyImports, recordAction, writeUserEdge } from "./lib/user-edges";
+import { applyImports, lastAction, recordAction, writeUserEdge } from "./lib/user-edges";
 import type { OwnLikesPosition } from "../shared/own-likes";
 import type { RemovalKind, RemovalState } from "../shared/removal";
 import { Removal } from "./lib/removal";
@@ -133,11 +133,9 @@ export class UserLikes extends DurableObject<Env> {
     const written = this.#storage.commit(() => {
       this.#schema.ensure();
       const sql = this.#storage.sql;
-      const current = sql
-        .exec<{ state: number; acted_at: number }>("SELECT state, acted_at FROM edges WHERE item = ? AND counter = ?", request.item, request.counter)
-        .toArray()[0];
+      const current = lastAction(sql, request.item, request.counter);
       // Asked before the user's last action on this edge (a kept intent, a call that hung): it counts against the limits, changes nothing.
-      const superseded = (current?.acted_at ?? 0) > request.askedAt;
+      const superseded = (current?.actedAt ?? 0) > request.askedAt;
       const changed = !superseded && (current?.state ?? 0) !== want;
       const home = homeFor(request.user, cachedPlacement(request.item, now));
       const seq = changed ? this.#seq + 1 : this.#seq;
@@ -168,6 +166,13 @@ export class UserLikes extends DurableObject<Env> {
     // Not awaited: the answer needs only the commit above.
     void this.#deliverEdge(written.item, written.counter);
     return { kind: "changed" };
+  }
+
+  /** A user's kept intents (workers/lib/intents.ts), oldest first, each as its own toggle: one call for a batch. */
+  async applyIntents(requests: readonly ToggleRequest[]): Promise<ToggleResult[]> {
+    const results: ToggleResult[] = [];
+    for (const request of requests) results.push(await this.toggle(request));
+    return results;
   }
 
   /**

@@ -134,7 +134,16 @@ export const CountsResponse = z.object({
   partial: z.literal(true).optional(),
 });
 
-export const HasLikedResponse = z.object({ liked: z.record(z.string(), z.boolean()) });
+export const HasLikedResponse = z.object({
+  liked: z.record(z.string(), z.boolean()),
+  pending: z
+    .array(z.string())
+    .optional()
+    .meta({
+      description:
+        "Items whose answer comes from a like or unlike the caller made that was accepted as pending (202) and is not yet applied; present only when there is one. It is applied within seconds of the user's object answering again, unless a newer action of the user on the item supersedes it",
+    }),
+});
 
 export const ErrorResponse = z.object({
   error: z.string(),

@@ -33,7 +33,7 @@ export const DATA_ENDPOINTS: readonly Endpoint[] = [
     tag: "likes",
     summary: "The caller's own likes, newest first",
     description:
-      "Exact, from the caller's own object. Paged by an opaque cursor over (liked_at, item): a like made while a client pages is newer than every cursor, so no page skips or repeats an item because of it. `item_type` keeps one type only.",
+      "Exact, from the caller's own object. Paged by an opaque cursor over (liked_at, item): a like made while a client pages is newer than every cursor, so no page skips or repeats an item because of it. `item_type` keeps one type only. Likes accepted as pending (202) and not yet applied lead the first page, marked `pending: true`; an item whose unlike is pending is left out (read-your-writes).",
     auth: "user",
     query: { schema: OwnLikesQuery, example: { item_type: "post", limit: "2" } },
     response: {

@@ -244,13 +244,14 @@ export const ENDPOINTS: readonly Endpoint[] = [
     operationId: "hasLiked",
     tag: "likes",
     summary: "Which items the caller likes",
-    description: "Exact, from the caller's own likes: never a false positive. An item the caller may not see answers false.",
+    description:
+      "Exact, from the caller's own likes: never a false positive. An item the caller may not see answers false. A like or unlike the caller made that was accepted as pending (202) answers at once as if applied, its id listed in `pending` until the user's object applies it (read-your-writes).",
     auth: "user",
     body: { schema: HasLikedRequest, examples: { two: { item_ids: ["1", "2"], item_type: "post" } } },
     response: {
       description: "One boolean per distinct id.",
       schema: HasLikedResponse,
-      examples: { two: { liked: { "1": true, "2": false } } },
+      examples: { two: { liked: { "1": true, "2": false } }, pending: { liked: { "1": true, "2": false }, pending: ["1"] } },
     },
     viewer: true,
     errors: [503],

@@ -1,5 +1,5 @@
 import { config } from "../../shared/config";
-import { breakerFor } from "../lib/breakers";
+import { breakerFor } from "./breakers";
 import { Alternator, AlternatorError } from "./alternator";
 import { CentralStore, ITEM_LIKES_BY_TIME } from "./central-store";
 
@@ -29,7 +29,7 @@ export async function centralStore(env: Env): Promise<CentralStore | null> {
       secretAccessKey: env.ALTERNATOR_SECRET_ACCESS_KEY ?? "plaudit",
       timeoutMs: settings.CENTRAL_STORE_TIMEOUT_MS,
     },
-    breakerFor(env, "central_store"),
+    breakerFor(env, { dependency: "central_store", endpoint }),
   );
   const store = new CentralStore(db, prefix);
   const key = `${endpoint}|${store.counters}`;
