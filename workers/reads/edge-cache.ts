@@ -14,7 +14,7 @@ const cacheUrl = (key: string) => `https://counts.plaudit.internal/v1/${encodeUR
 type Stored = CachedCounts & { expiresAt: number };
 
 /** An entry as read back; one without `readAt` is an own write no read has met (count-cache.ts). */
-const cached = (stored: Stored): CachedCounts => ({ counts: stored.counts, asOf: stored.asOf, readAt: stored.readAt ?? null });
+const cached = (stored: Stored): CachedCounts => ({ counts: stored.counts, asOf: stored.asOf, countedAt: stored.countedAt, readAt: stored.readAt ?? null });
 
 async function lookup(key: string): Promise<Stored | undefined> {
   try {
