@@ -1,8 +1,15 @@
 import type { Counts } from "../../shared/counters";
 
-export type CachedCounts = { counts: Counts; asOf: number };
+/**
+ * `asOf`: when the value was stored (or read); `countedAt`: when its counts
+ * were taken (the head's snapshot time, a user's own write), absent when unknown.
+ */
+export type CachedCounts = { counts: Counts; asOf: number; countedAt?: number };
 
-type Entry = CachedCounts & { expiresAt: number; pinnedUntil: number };
+/** A user's own write in this isolate: when it was answered, and until when it outranks the store. */
+export type Pin = { writtenAt: number; until: number };
+
+type Entry = CachedCounts & { expiresAt: number; pin: Pin | null };
 
 /** Bounded so a scan over random ids cannot grow an isolate's memory without limit. */
 const MAX_ENTRIES = 10_000;
@@ -26,17 +33,20 @@ export class CountCache {
     return this.#entries.get(key);
   }
 
-  /** The entry of a recent own write, while its pin holds. */
-  pinned(key: string, now: number): CachedCounts | undefined {
+  /** The entry of a recent own write and its pin, while the pin holds. */
+  pinned(key: string, now: number): (CachedCounts & { pin: Pin }) | undefined {
     const entry = this.#entries.get(key);
-    return entry && entry.pinnedUntil > now ? entry : undefined;
+    return entry?.pin && entry.pin.until > now ? { counts: entry.counts, asOf: entry.asOf, countedAt: entry.countedAt, pin: entry.pin } : undefined;
   }
 
-  /** Stores a value; `pinMs` pins it (an own write), otherwise an existing pin is kept. */
+  /**
+   * Stores a value; `pinMs` pins it (an own write answered at `now`),
+   * otherwise an existing pin is kept with the time of the write it pins.
+   */
   put(key: string, value: CachedCounts, ttlMs: number, now: number, pinMs = 0): void {
-    const pinnedUntil = pinMs > 0 ? now + pinMs : (this.#entries.get(key)?.pinnedUntil ?? 0);
+    const pin = pinMs > 0 ? { writtenAt: now, until: now + pinMs } : (this.#entries.get(key)?.pin ?? null);
     this.#entries.delete(key);
-    this.#entries.set(key, { counts: { ...value.counts }, asOf: value.asOf, expiresAt: now + ttlMs, pinnedUntil });
+    this.#entries.set(key, { counts: { ...value.counts }, asOf: value.asOf, countedAt: value.countedAt, expiresAt: now + ttlMs, pin });
     if (this.#entries.size > MAX_ENTRIES) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);

@@ -1,5 +1,6 @@
 import { zeroCounts, type Counts } from "../../shared/counters";
 import { config } from "../../shared/config";
+import { ownWriteReachMs } from "../../shared/own-writes";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
 import { CountCache, type CachedCounts } from "./count-cache";
@@ -17,9 +18,9 @@ export type CountRead = CachedCounts & { cached: boolean; stale: boolean };
 const memory = new CountCache();
 
 /**
- * How long a user's own write outranks older rows of the regional store in
- * this isolate: well past the pipeline's delay (docs/reads.md), so a user
- * never sees their like vanish and come back.
+ * How long a user's own write can outrank rows of the regional store in this
+ * isolate: well past the pipeline's delay (docs/reads.md), so a user never
+ * sees their like vanish and come back.
  */
 const OWN_WRITE_PIN_MS = 10_000;
 
@@ -88,7 +89,9 @@ export async function readCounts(rt: Runtime, key: string, caller = "write_answe
   const read = (await readMany(rt, [key], caller, false)).get(key);
   if (read) return read;
   try {
-    const snapshot = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
+    const read = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
+    // The object's own counts: taken when it answered.
+    const snapshot = { ...read, countedAt: read.asOf };
     remember(rt, key, snapshot);
     return { ...snapshot, cached: false, stale: false };
   } catch (error) {
@@ -142,17 +145,19 @@ async function waitForFlight(flight: Flight): Promise<CountRead | undefined> {
 /** The Cache API, then the regional store; items whose database failed are left out. */
 async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<string, CountRead>> {
   const tiers = ttls(rt.env);
-  const { memoryMs, edgeMs } = tiers;
+  const reach = ownWriteReachMs(config(rt.env));
   const reads = new Map<string, CountRead>();
   let missing = keys;
-  if (edgeMs > 0) {
+  if (tiers.edgeMs > 0) {
     const edge = await Promise.all(keys.map((key) => edgeGet(key, Date.now())));
+    const now = Date.now();
     missing = keys.filter((key, i) => {
       const hit = edge[i];
       if (!hit) return true;
       metrics.count("cache_lookups_total", { cache: "edge", result: "hit" });
-      memory.put(key, hit, memoryMs, Date.now());
-      reads.set(key, { ...hit, cached: true, stale: false });
+      const value = outranking(key, hit, reach, now) ?? hit;
+      memory.put(key, value, tiers.memoryMs, now);
+      reads.set(key, { ...value, cached: true, stale: false });
       return false;
     });
   }
@@ -165,18 +170,31 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
   for (const [key, itemSettings] of settings) rememberSettings(rt.env, key, itemSettings, now);
   for (const key of missing) {
     if (unreadable.has(key)) continue;
-    const stored = found.get(key) ?? { counts: zeroCounts(), asOf: 0 };
-    const own = memory.pinned(key, now);
-    if (own && own.asOf >= stored.asOf) {
-      memory.put(key, own, memoryMs, now);
+    const row = found.get(key);
+    // An item with no row was never counted: zeros, as of now, taken at no known time.
+    const stored = row ? { counts: row.counts, asOf: row.asOf, countedAt: row.countedAt } : { counts: zeroCounts(), asOf: now, countedAt: 0 };
+    const own = outranking(key, stored, reach, now);
+    if (own) {
+      memory.put(key, own, tiers.memoryMs, now);
       reads.set(key, { ...own, cached: true, stale: false });
     } else {
-      const value = { counts: stored.counts, asOf: stored.asOf || now };
-      remember(rt, key, value, 0, tiers, now);
-      reads.set(key, { ...value, cached: false, stale: false });
+      remember(rt, key, stored, 0, tiers, now);
+      reads.set(key, { ...stored, cached: false, stale: false });
     }
   }
   return reads;
+}
+
+/**
+ * The user's own write this isolate pinned, when `value` may not hold it yet:
+ * judged by when the value's counts were taken, not when it was stored (a row
+ * stored after the write can hold counts the head took before the write
+ * reached it, docs/reads.md), so a user never sees their like vanish.
+ */
+function outranking(key: string, value: CachedCounts, reachMs: number, now: number): CachedCounts | undefined {
+  const own = memory.pinned(key, now);
+  if (!own || (value.countedAt ?? 0) >= own.pin.writtenAt + reachMs) return undefined;
+  return { counts: own.counts, asOf: own.asOf, countedAt: own.countedAt };
 }
 
 function lastKnownStale(key: string): CountRead | null {
@@ -201,7 +219,8 @@ function remember(rt: Runtime, key: string, value: CachedCounts, pinMs = 0, { me
 
 /** A user's own write overwrites both cache tiers, so they see it at once, and outranks older store rows. */
 export function rememberCounts(rt: Runtime, key: string, counts: Counts): void {
-  remember(rt, key, { counts, asOf: Date.now() }, OWN_WRITE_PIN_MS);
+  const now = Date.now();
+  remember(rt, key, { counts, asOf: now, countedAt: now }, OWN_WRITE_PIN_MS, ttls(rt.env), now);
 }
 
 /** The last counts this isolate saw for the item, fresh or not. */

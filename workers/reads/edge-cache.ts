@@ -25,13 +25,13 @@ async function lookup(key: string): Promise<Stored | undefined> {
 /** The item's counts if the entry is still fresh. */
 export async function edgeGet(key: string, now: number): Promise<CachedCounts | undefined> {
   const stored = await lookup(key);
-  return stored && stored.expiresAt > now ? { counts: stored.counts, asOf: stored.asOf } : undefined;
+  return stored && stored.expiresAt > now ? { counts: stored.counts, asOf: stored.asOf, countedAt: stored.countedAt } : undefined;
 }
 
 /** The item's last-known counts, however old: only for when every store fails. */
 export async function edgeLastKnown(key: string): Promise<CachedCounts | undefined> {
   const stored = await lookup(key);
-  return stored ? { counts: stored.counts, asOf: stored.asOf } : undefined;
+  return stored ? { counts: stored.counts, asOf: stored.asOf, countedAt: stored.countedAt } : undefined;
 }
 
 const queued = new Map<string, { stored: Stored; keepSeconds: number }>();
