@@ -234,7 +234,7 @@ export class LikeStore {
       this.#client.counts(items, ["likes"]),
       ...(this.#token ? [...byType].map(([type, group]) => this.#hasLiked(type, group)) : []),
     ]);
-    const likedByKey = new Map<string, boolean>();
+    const likedByKey = new Map<string, { liked: boolean; pending: boolean }>();
     for (const result of liked) if (result.status === "fulfilled") for (const [key, value] of result.value) likedByKey.set(key, value);
     const unread: string[] = [];
     for (const item of items) {
@@ -248,7 +248,10 @@ export class LikeStore {
         entry.hidden = read.likes === null;
       }
       const known = likedByKey.get(key);
-      if (!entry.inFlight) entry.liked = entry.wanted = known ?? (this.#token ? entry.liked : false);
+      if (!entry.inFlight) {
+        entry.liked = entry.wanted = known?.liked ?? (this.#token ? entry.liked : false);
+        entry.pending = known?.pending ?? false;
+      }
       entry.error = read ? null : UNREAD;
       entry.loaded = true;
       if (!read || (this.#token && known === undefined)) unread.push(key);
@@ -267,7 +270,8 @@ export class LikeStore {
     }
   }
 
-  async #hasLiked(type: ItemType, items: ItemRef[]): Promise<[string, boolean][]> {
+  /** Whether the user likes each item, and whether that comes from a 202 not yet applied. */
+  async #hasLiked(type: ItemType, items: ItemRef[]): Promise<[string, { liked: boolean; pending: boolean }][]> {
     const ids = items.map((item) => String(item.item_id));
     const ask = () => this.#client.hasLiked(ids, type);
     const answer = await ask().catch(async (error: unknown) => {
@@ -275,7 +279,8 @@ export class LikeStore {
       await this.#ensureToken(true);
       return await ask();
     });
-    return ids.map((id) => [`${type}:${id}`, answer.liked[id] === true]);
+    const pending = new Set(answer.pending);
+    return ids.map((id) => [`${type}:${id}`, { liked: answer.liked[id] === true, pending: pending.has(id) }]);
   }
 
   #onLive(key: string, likes: number): void {
