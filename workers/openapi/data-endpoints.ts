@@ -58,7 +58,7 @@ export const DATA_ENDPOINTS: readonly Endpoint[] = [
     tag: "admin",
     summary: "Import a batch of like edges",
     description:
-      "Up to 100 like edges from another system (service token), each through its user's object like a live like, so the item side, D1 and the central store follow. Each edge carries its target state (`kind`: like or unlike, never a toggle) and its time (`liked_at`): it applies only if the user has no action on the item as new (invariant I6), so a repeated batch changes nothing and an old import never undoes a newer live like. Outside the users' rate limits: `npm run import` paces itself (docs/import.md).",
+      "Up to 100 like edges from another system (service token), each through its user's object like a live like, so the item side, D1 and the central store follow. Each edge carries its target state (`kind`: like or unlike, never a toggle) and its time (`liked_at`): it applies only if the user has no action on the item as new (invariant I6), so a repeated batch changes nothing and an old import never undoes a newer live like. Outside the users' rate limits: `npm run import` paces itself on the answers. Backpressure: a 503 `import_backpressure` with a Retry-After, before any edge is applied, while the event queues hold more than IMPORT_MAX_QUEUE_BACKLOG messages; also when a user object fails, after the other users' edges were committed (sending the batch again is safe: they answer duplicate) (docs/import.md).",
     auth: "service",
     body: {
       schema: ImportRequest,

@@ -35,9 +35,9 @@ export class LiveFeed {
   }
 
   watch(key: string, item: ItemRef): void {
-    if (this.#items.has(key) || this.#items.size >= MAX_ITEMS) return;
+    // Back before its unsubscribe went out (a button moved in the page): nothing to send.
+    if (this.#removed.delete(key) || this.#items.has(key) || this.#items.size >= MAX_ITEMS) return;
     this.#items.set(key, item);
-    this.#removed.delete(key);
     this.#added.add(key);
     this.#schedule();
   }
