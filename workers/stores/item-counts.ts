@@ -83,11 +83,32 @@ export async function readCountRows(env: Env, items: readonly string[], caller: 
   return read;
 }
 
+/**
+ * The newest D1 bookmark this isolate has seen per database. A feed's query
+ * runs in a session (the Sessions API) that starts from it: any read replica
+ * may answer, but never one older than what this isolate already served, so
+ * counts never step back when consecutive reads land on different replicas.
+ */
+const bookmarks = new WeakMap<D1Database, string>();
+
+/** The newest bookmark this isolate's feed reads have seen from a database (none before its first read). */
+export function readBookmark(db: D1Database): string | undefined {
+  return bookmarks.get(db);
+}
+
+function keepBookmark(db: D1Database, bookmark: string | null): void {
+  const known = bookmarks.get(db);
+  // Bookmarks sort in time order.
+  if (bookmark && (known === undefined || known < bookmark)) bookmarks.set(db, bookmark);
+}
+
 async function readDatabase(env: Env, db: D1Database, group: string[], caller: string, timeoutMs: number, read: StoreRead, trips: Trips): Promise<void> {
   trips.d1++;
   try {
     const pairs = JSON.stringify(group.map(splitItem));
-    const rows = await d1(env, db, caller, timeoutMs).all<Row>(db.prepare(SELECT).bind(pairs));
+    const session = db.withSession(bookmarks.get(db) ?? "first-unconstrained");
+    const rows = await d1(env, db, caller, timeoutMs).all<Row>(session.prepare(SELECT).bind(pairs));
+    keepBookmark(db, session.getBookmark());
     for (const row of rows) {
       const key = `${row.item_type}:${row.item_id}`;
       if (row.kind === "c") read.found.set(key, fromRow(row));
