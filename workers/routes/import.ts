@@ -6,7 +6,7 @@ import { ImportRequest, type ImportResponse } from "../../shared/import";
 import { log } from "../../shared/log";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
-import { backlogRetryAfter, queueBacklog } from "../import/pressure";
+import { backlogRetryAfter, queueBacklog } from "../pipeline/import-pressure";
 import { ApiError } from "../lib/errors";
 import { userLikes } from "../lib/objects";
 import { readJson } from "../lib/validation";
