@@ -92,7 +92,8 @@ export class LiveFeed {
       if (typeof event.data !== "string" || event.data === "pong") return;
       const message = JSON.parse(event.data) as LiveMessage;
       if (message.type !== "counts") return;
-      for (const [key, counts] of Object.entries(message.counts)) this.#onCounts(key, counts.likes);
+      // A null count is one the owner hides from this viewer: nothing to show, as a read's null.
+      for (const [key, counts] of Object.entries(message.counts)) if (counts.likes !== null) this.#onCounts(key, counts.likes);
     };
     socket.onclose = () => {
       if (this.#socket !== socket) return;
