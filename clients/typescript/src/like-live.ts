@@ -5,8 +5,7 @@ const MAX_ITEMS = 100;
 const KEEPALIVE_MS = 30_000;
 const MAX_BACKOFF_MS = 30_000;
 
-/** `likes` is null when the item's owner hides its counts from this socket's viewer. */
-export type LiveListener = (key: string, likes: number | null) => void;
+export type LiveListener = (key: string, likes: number) => void;
 
 /**
  * One WebSocket per page to `/v1/live`, shared by every button: items are

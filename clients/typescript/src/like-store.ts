@@ -283,13 +283,12 @@ export class LikeStore {
     return ids.map((id) => [`${type}:${id}`, { liked: answer.liked[id] === true, pending: pending.has(id) }]);
   }
 
-  #onLive(key: string, likes: number | null): void {
+  #onLive(key: string, likes: number): void {
     const entry = this.#entries.get(key);
     // A count the owner hides stays hidden whatever the socket says.
     if (!entry || !entry.loaded || entry.hidden) return;
     if (entry.error === UNREAD) entry.error = null;
     entry.count = likes;
-    entry.hidden = likes === null;
     this.#publish(entry);
   }
 
