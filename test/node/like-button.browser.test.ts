@@ -29,14 +29,14 @@ beforeAll(async () => {
     const built = spawnSync("npm", ["run", "build:client"], { cwd: ROOT, stdio: "inherit" });
     if (built.status !== 0) throw new Error("npm run build:client failed");
   }
-  server = await startServer({ readyTimeoutMs: 120_000, vars: { RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE) } });
+  server = await startServer({ readyTimeoutMs: 240_000, vars: { RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE) } });
   service = await serviceToken(server.secret);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
   });
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();
