@@ -2,7 +2,7 @@ import type { Counts } from "../../shared/counters";
 import { UNKNOWN_ITEM, type ItemSettings } from "../../shared/privacy";
 import { settingsFromRow, type SettingsColumns } from "../privacy/item-settings";
 import { byCountDatabase } from "./count-databases";
-import { d1 } from "./d1";
+import { d1, type QueryPath } from "./d1";
 
 /** An item's row in the regional store: its counts, the snapshot's sequence, and when the aggregator wrote it. */
 export type StoredCounts = { counts: Counts; seq: number; asOf: number };
@@ -49,7 +49,7 @@ export type StoreRead = {
  * them, all in parallel, each bounded by `timeoutMs`. A database that fails
  * fails only its own items.
  */
-export async function readStoredCounts(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
+export async function readStoredCounts(env: Env, items: readonly string[], caller: string, timeoutMs: number, path?: QueryPath): Promise<StoreRead> {
   const found = new Map<string, StoredCounts>();
   const settings = new Map<string, ItemSettings>();
   const failed: string[] = [];
@@ -58,7 +58,7 @@ export async function readStoredCounts(env: Env, items: readonly string[], calle
     groups.map(async ([db, group]) => {
       try {
         const pairs = JSON.stringify(group.map(splitItem));
-        const rows = await d1(env, db, caller, timeoutMs).all<Row>(db.prepare(SELECT).bind(pairs));
+        const rows = await d1(env, db, caller, timeoutMs, path).all<Row>(db.prepare(SELECT).bind(pairs));
         for (const row of rows) {
           const key = `${row.item_type}:${row.item_id}`;
           if (row.kind === "c") found.set(key, fromRow(row));

@@ -1,5 +1,5 @@
 import { config } from "../../shared/config";
-import { d1 } from "../lib/d1";
+import { d1, type QueryPath } from "../lib/d1";
 import { UNKNOWN_ITEM, type ItemSettings, type Visibility } from "../../shared/privacy";
 import { byCountDatabase } from "../lib/count-databases";
 import { unavailable } from "../lib/errors";
@@ -31,6 +31,16 @@ export function cachedSettings(key: string, now: number): ItemSettings | undefin
   return cache.get(key, now);
 }
 
+/**
+ * The settings a write may be checked against: fresh, or read less than
+ * PRIVACY_STALE_MS ago (`fresh` false: the caller refreshes them after its
+ * answer). See docs/privacy.md, "A like accepted just before a change lands".
+ */
+export function settingsForWrite(env: Env, key: string, now: number): { settings: ItemSettings; fresh: boolean } | undefined {
+  const usable = cache.within(key, now, Math.max(config(env).PRIVACY_STALE_MS, config(env).PRIVACY_CACHE_TTL_MS));
+  return usable && { settings: usable.value, fresh: usable.fresh };
+}
+
 /** Keeps settings read along with an item's counts. */
 export function rememberSettings(env: Env, key: string, settings: ItemSettings, now: number): void {
   cache.put(key, settings, config(env).PRIVACY_CACHE_TTL_MS, now);
@@ -47,7 +57,7 @@ type Row = SettingsColumns & { item_type: string; item_id: string };
  * isolate knew; with none known the read fails (503), because guessing
  * "public" could show a private item.
  */
-export async function readSettings(env: Env, keys: readonly string[], caller = "item_settings"): Promise<Map<string, ItemSettings>> {
+export async function readSettings(env: Env, keys: readonly string[], caller = "item_settings", path?: QueryPath): Promise<Map<string, ItemSettings>> {
   const now = Date.now();
   const found = new Map<string, ItemSettings>();
   const missing = keys.filter((key) => {
@@ -58,7 +68,7 @@ export async function readSettings(env: Env, keys: readonly string[], caller = "
   await Promise.all(
     [...databasesOf(env, missing)].map(async ([db, group]) => {
       try {
-        const results = await d1(env, db, caller).all<Row>(db.prepare(SELECT).bind(JSON.stringify(group.map(splitKey))));
+        const results = await d1(env, db, caller, undefined, path).all<Row>(db.prepare(SELECT).bind(JSON.stringify(group.map(splitKey))));
         const rows = new Map(results.map((row) => [`${row.item_type}:${row.item_id}`, settingsFromRow(row)]));
         for (const key of group) {
           const settings = rows.get(key) ?? UNKNOWN_ITEM;
