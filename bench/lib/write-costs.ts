@@ -66,7 +66,7 @@ export async function awaitQuiet(http: HttpClient, serviceToken: string, limitMs
 }
 
 /** The sum of the samples of `name` whose labels include every `labels` pair, after minus before. */
-function delta(before: Samples, after: Samples, name: string, labels: Record<string, string> = {}): number {
+export function delta(before: Samples, after: Samples, name: string, labels: Record<string, string> = {}): number {
   const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
   let sum = 0;
   for (const [key, value] of after) {
@@ -155,7 +155,8 @@ export function costsTable(costs: Costs, idle: IdleWatch | null): string {
   const lines = [
     `per like (${costs.likes} likes and unlikes that changed state): ${p.commits} commits, ${p.rowsWritten} rows written + ` +
       `${p.alarmsSet} alarms set = ${p.billedRows} billed rows; ${p.objectCalls} object calls, ${p.queueMessages} queue messages, ` +
-      `${p.d1RowsWritten} D1 rows, ${p.centralStoreWrites} central-store writes`,
+      `${p.d1RowsWritten} D1 rows (${Math.round((p.billedRows + p.d1RowsWritten) * 100) / 100} billed rows, objects and D1 together), ` +
+      `${p.centralStoreWrites} central-store writes`,
     ...Object.entries(costs.byObject).map(
       ([object, c]) => `  ${object}: ${c.commits} commits, ${c.rowsWritten} rows written, ${c.alarmsSet} alarms set per like`,
     ),
