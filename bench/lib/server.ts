@@ -136,11 +136,13 @@ async function startWith(nodeArgs: string[], options: ServerOptions): Promise<Lo
     port,
     secret,
     stateDir,
-    readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+    readyTimeoutMs: options.readyTimeoutMs ?? READY_TIMEOUT_MS,
   });
 }
 
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
+/** A start applies migrations and builds the Worker first: on a busy shared machine that alone can take over a minute. */
+const READY_TIMEOUT_MS = 180_000;
 const quietWrangler = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
 /**
@@ -163,7 +165,7 @@ export async function startReference(name: string, secret: string): Promise<Loca
   const port = await freePort();
   const args = ["dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist];
   args.push("--var", `AUTH_SECRET:${secret}`, "--log-level", "warn", "--show-interactive-dev-session=false");
-  return await launch(wrangler, args, { env: quietWrangler, port, secret, stateDir, readyTimeoutMs: 60_000 });
+  return await launch(wrangler, args, { env: quietWrangler, port, secret, stateDir, readyTimeoutMs: READY_TIMEOUT_MS });
 }
 
 type Launch = { env: Record<string, string>; port: number; secret: string; stateDir: string; readyTimeoutMs: number };
