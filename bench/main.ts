@@ -33,7 +33,7 @@ import { runViralBench } from "./scenarios/viral";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Longer than the server's own-write pin (workers/lib/count-reader.ts), so feed reads come from the store. */
+/** Longer than the server's own-write pin (workers/reads/count-reader.ts), so feed reads come from the store. */
 const OWN_WRITE_LAPSE_MS = 11_000;
 
 /** Connections used to seed likes before a read scenario's clock. */

@@ -1,7 +1,7 @@
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 import { log } from "../shared/log";
-import { drainIntents } from "./lib/intents";
+import { drainIntents } from "./likes/intents";
 import { reconcile } from "./pipeline/reconcile";
 
 /**

@@ -1,8 +1,8 @@
 // What the soak compares after each kill, read the way an operator would:
 // the item objects through the admin view (a strong read), the central store
 // directly (a consistent read), and the server's own /metrics.
-import { Alternator } from "../../workers/pipeline/alternator";
-import { CentralStore } from "../../workers/pipeline/central-store";
+import { Alternator } from "../../workers/stores/alternator";
+import { CentralStore } from "../../workers/stores/central-store";
 import type { HttpClient } from "./http";
 import { ITEM_TYPE } from "./plaudit";
 

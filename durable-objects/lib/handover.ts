@@ -4,11 +4,8 @@ import type { EdgeChange } from "../../shared/edges";
 import { childFor, type Placement } from "../../shared/placement";
 import { sameCounts, type ChildReports } from "./child-reports";
 import type { Emitter } from "./emitter";
-import { writeHeadState, type HeadState } from "./head-state";
+import { writeHeadState, type HandedEdge, type HeadState } from "./head-state";
 import type { MeteredStorage, Sql } from "./metered-storage";
-
-/** An edge on its way from the head to child `child`, at the version the head held. */
-export type HandedEdge = EdgeChange & { child: number };
 
 /** What the hand-over needs of the head. */
 export type HeadParts = {

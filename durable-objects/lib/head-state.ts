@@ -1,7 +1,10 @@
 import { zeroCounts, type Counts } from "../../shared/counters";
+import type { EdgeChange } from "../../shared/edges";
 import type { Placement } from "../../shared/placement";
-import type { HandedEdge } from "./handover";
 import type { Sql } from "./metered-storage";
+
+/** An edge on its way from the head to child `child`, at the version the head held. */
+export type HandedEdge = EdgeChange & { child: number };
 
 /** An item head's single-value state, stored as one row so a commit rewrites one row, not one per value. */
 export type HeadState = {

@@ -3,7 +3,7 @@
 // replaced by an HMAC under the salt of the current period, as NDJSON.
 import { createHmac, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { Alternator } from "../../workers/pipeline/alternator";
+import { Alternator } from "../../workers/stores/alternator";
 
 /** A salt's period: one calendar month, UTC (`2026-12`). */
 export function saltPeriod(now: number): string {

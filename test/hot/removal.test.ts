@@ -2,7 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import type { RemovalResponse } from "../../shared/removal";
-import { userIndexDatabaseFor } from "../../workers/lib/count-databases";
+import { userIndexDatabaseFor } from "../../workers/stores/count-databases";
 import { call, freshId, json, like, tokenFor } from "../workers/helpers";
 import { central, d1Counts, settled } from "../workers/pipeline-helpers";
 import { SHARDS, child, delivered, handedOver, head, likeBelowHotRate, makeHot, user, users, type User } from "./hot-helpers";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Alternator } from "../../workers/pipeline/alternator";
+import { Alternator } from "../../workers/stores/alternator";
 import { currentSalt, exportEdges, pseudonym, type ExportedEdge, type StoreAccess } from "../../scripts/lib/export";
 
 type Server = { listen(port: number, host: string, done: () => void): void; address(): AddressInfo; close(done: () => void): void };

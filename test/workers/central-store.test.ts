@@ -1,8 +1,8 @@
 import { config } from "../../shared/config";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { Alternator } from "../../workers/pipeline/alternator";
-import { centralStore } from "../../workers/pipeline/central-tables";
+import { Alternator } from "../../workers/stores/alternator";
+import { centralStore } from "../../workers/stores/central-tables";
 import type { EmittedEdge } from "../../shared/emissions";
 import { freshId } from "./helpers";
 import { central, d1Row, deliver, headEmission } from "./pipeline-helpers";

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Emission } from "../../shared/emissions";
-import { resetBreakers } from "../../workers/lib/breakers";
+import { resetBreakers } from "../../workers/stores/breakers";
 import { freshId, like, newUser } from "./helpers";
 import { central, d1Counts, deliver, itemStub, settled } from "./pipeline-helpers";
 

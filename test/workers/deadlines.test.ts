@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { breakerFor, resetBreakers } from "../../workers/lib/breakers";
+import { breakerFor, resetBreakers } from "../../workers/stores/breakers";
 import { freshId } from "./helpers";
 import { central, d1Counts, deliver, headEmission } from "./pipeline-helpers";
 

@@ -2,8 +2,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { config } from "../../shared/config";
-import { Alternator } from "../../workers/pipeline/alternator";
-import { ITEM_LIKES_BY_TIME } from "../../workers/pipeline/central-tables";
+import { Alternator } from "../../workers/stores/alternator";
+import { ITEM_LIKES_BY_TIME } from "../../workers/stores/central-tables";
 import { freshId, like, newUser, unlike } from "./helpers";
 import { central, itemStub, settled } from "./pipeline-helpers";
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { zeroCounts } from "../../shared/counters";
-import { readHistory } from "../../workers/lib/history-reader";
-import { utcDay, writeHistory } from "../../workers/pipeline/history-store";
+import { readHistory } from "../../workers/reads/history-reader";
+import { utcDay, writeHistory } from "../../workers/stores/item-history";
 import { call, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
 import { d1Counts, deliver, headEmission, settled } from "./pipeline-helpers";
 

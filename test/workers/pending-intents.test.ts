@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { userObjectName } from "../../shared/object-names";
-import { drainIntents } from "../../workers/lib/intents";
+import { drainIntents } from "../../workers/likes/intents";
 import { call, freshId, json, like, newUser, unlike } from "./helpers";
 import { itemStub } from "./pipeline-helpers";
 

@@ -3,10 +3,11 @@ import { env } from "cloudflare:workers";
 import { expect, vi } from "vitest";
 import { zeroCounts, type Counts } from "../../shared/counters";
 import worker from "../../workers/index";
-import { centralStore } from "../../workers/pipeline/central-tables";
-import type { CentralStore } from "../../workers/pipeline/central-store";
-import { countDatabaseFor } from "../../workers/lib/count-databases";
-import { readStoredCounts, splitItem } from "../../workers/pipeline/d1-store";
+import { centralStore } from "../../workers/stores/central-tables";
+import type { CentralStore } from "../../workers/stores/central-store";
+import { countDatabaseFor } from "../../workers/stores/count-databases";
+import { readStoredSnapshot } from "../../workers/stores/item-counts";
+import { splitItem } from "../../workers/stores/item-key";
 import type { Emission, EmittedEdge } from "../../shared/emissions";
 
 export const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
@@ -37,7 +38,7 @@ export async function deliver(bodies: readonly unknown[], overrides: Partial<Env
   return { acked: [...result.explicitAcks].sort(), retried: result.retryMessages.map((m: { msgId: string }) => m.msgId).sort() };
 }
 
-export const d1Counts = (item: string) => readStoredCounts(env, item);
+export const d1Counts = (item: string) => readStoredSnapshot(env, item);
 
 /** The item's whole row in the count database that holds it. */
 export async function d1Row(item: string): Promise<Record<string, unknown> | null> {

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { RecheckRequest } from "../../shared/emissions";
-import { countDatabaseFor } from "../../workers/lib/count-databases";
-import { splitItem } from "../../workers/pipeline/d1-store";
+import { countDatabaseFor } from "../../workers/stores/count-databases";
+import { splitItem } from "../../workers/stores/item-key";
 import { freshId, like, newUser } from "./helpers";
 import { d1Counts, deliver, headEmission, settled } from "./pipeline-helpers";
 

@@ -5,9 +5,9 @@ import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
 import { compare, reconcile } from "../../workers/pipeline/reconcile";
 import { nextSweepShare } from "../../workers/pipeline/sweep";
-import { Alternator } from "../../workers/pipeline/alternator";
-import { countDatabaseFor } from "../../workers/lib/count-databases";
-import { splitItem } from "../../workers/pipeline/d1-store";
+import { Alternator } from "../../workers/stores/alternator";
+import { countDatabaseFor } from "../../workers/stores/count-databases";
+import { splitItem } from "../../workers/stores/item-key";
 import { freshId, like, newUser } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 

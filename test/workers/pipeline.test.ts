@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { freshId } from "./helpers";
-import { resetBreakers } from "../../workers/lib/breakers";
-import { countDatabaseFor } from "../../workers/lib/count-databases";
+import { resetBreakers } from "../../workers/stores/breakers";
+import { countDatabaseFor } from "../../workers/stores/count-databases";
 import { central, d1Counts, d1Row, deliver, headEmission } from "./pipeline-helpers";
 
 const key = () => `post:${freshId()}`;

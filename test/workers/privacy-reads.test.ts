@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { zeroCounts } from "../../shared/counters";
-import { countDatabaseFor } from "../../workers/lib/count-databases";
-import { writeSnapshots } from "../../workers/pipeline/d1-store";
+import { countDatabaseFor } from "../../workers/stores/count-databases";
+import { writeSnapshots } from "../../workers/stores/item-counts";
 import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
 import { scrape } from "./metrics-exposition";
 import { grantFor, setSettings } from "./privacy-helpers";

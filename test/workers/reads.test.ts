@@ -3,10 +3,10 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { config } from "../../shared/config";
 import { zeroCounts } from "../../shared/counters";
-import { byCountDatabase, countDatabases } from "../../workers/lib/count-databases";
-import { writeSnapshots } from "../../workers/pipeline/d1-store";
-import { resetBreakers } from "../../workers/lib/breakers";
-import { edgePut } from "../../workers/lib/edge-cache";
+import { byCountDatabase, countDatabases } from "../../workers/stores/count-databases";
+import { writeSnapshots } from "../../workers/stores/item-counts";
+import { resetBreakers } from "../../workers/stores/breakers";
+import { edgePut } from "../../workers/reads/edge-cache";
 import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
 import { scrape, type Family } from "./metrics-exposition";
 

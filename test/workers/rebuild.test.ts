@@ -4,11 +4,11 @@ import { config } from "../../shared/config";
 import { indexDraw, userIndexDraw } from "../../shared/item-index";
 import type { RebuildResponse, RebuildTarget } from "../../shared/rebuild";
 import { runRebuild, type RebuildProgress } from "../../shared/rebuild-run";
-import { countDatabaseFor, countDatabases, indexDatabaseFor, userIndexDatabaseFor } from "../../workers/lib/count-databases";
+import { countDatabaseFor, countDatabases, indexDatabaseFor, userIndexDatabaseFor } from "../../workers/stores/count-databases";
 import { indexPage } from "../../workers/pipeline/index-walk";
-import { Alternator } from "../../workers/pipeline/alternator";
+import { Alternator } from "../../workers/stores/alternator";
 import { edgeVersion } from "../../shared/emissions";
-import { splitItem } from "../../workers/pipeline/d1-store";
+import { splitItem } from "../../workers/stores/item-key";
 import { call, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
 import { central, d1Counts, settled } from "./pipeline-helpers";
 

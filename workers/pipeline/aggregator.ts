@@ -1,12 +1,12 @@
 import { log } from "../../shared/log";
 import { scheduleFlush } from "../../metrics/flush";
 import { metrics } from "../../metrics/recorder";
-import type { CentralStore } from "./central-store";
-import { centralStore } from "./central-tables";
-import { writeSnapshots } from "./d1-store";
-import { writeHistory } from "./history-store";
+import type { CentralStore } from "../stores/central-store";
+import { centralStore } from "../stores/central-tables";
+import { writeSnapshots } from "../stores/item-counts";
+import { writeHistory } from "../stores/item-history";
 import { publishLive } from "./live-publish";
-import { countDatabaseFor, indexDatabaseFor, userIndexDatabaseFor } from "../lib/count-databases";
+import { countDatabaseFor, indexDatabaseFor, userIndexDatabaseFor } from "../stores/count-databases";
 import { Emission, edgeVersion, type CountSnapshot } from "../../shared/emissions";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";

@@ -4,10 +4,10 @@ import { eventQueueFor } from "../../shared/event-queue-for";
 import { log } from "../../shared/log";
 import type { ForgetUserRequest } from "../../shared/removal";
 import { withRetries } from "../../shared/retries";
-import { userIndexDatabaseFor } from "../lib/count-databases";
-import { d1 } from "../lib/d1";
+import { userIndexDatabaseFor } from "../stores/count-databases";
+import { d1 } from "../stores/d1";
 import { userLikes } from "../lib/objects";
-import { centralStore } from "./central-tables";
+import { centralStore } from "../stores/central-tables";
 import type { RequestMessage } from "./requests";
 
 const CALLER = "forget_user";

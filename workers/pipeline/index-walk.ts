@@ -1,5 +1,5 @@
-import { countDatabases } from "../lib/count-databases";
-import { d1 } from "../lib/d1";
+import { countDatabases } from "../stores/count-databases";
+import { d1 } from "../stores/d1";
 
 /** The two indexes (migrations/0007_item_index.sql, 0009_user_index.sql) and the column holding each one's key. */
 const INDEXES = { item_index: "item", user_index: "user" } as const;

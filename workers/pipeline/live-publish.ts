@@ -2,7 +2,7 @@ import type { CountSnapshot } from "../../shared/emissions";
 import type { LiveUpdate } from "../../shared/live";
 import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
-import { d1 } from "../lib/d1";
+import { d1 } from "../stores/d1";
 import { liveHub } from "../lib/objects";
 
 /**

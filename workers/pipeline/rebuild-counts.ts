@@ -3,11 +3,10 @@ import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import type { CountSnapshot } from "../../shared/emissions";
 import type { RebuildResponse } from "../../shared/rebuild";
 import { withRetries } from "../../shared/retries";
-import { byCountDatabase } from "../lib/count-databases";
+import { byCountDatabase } from "../stores/count-databases";
 import { itemCounter } from "../lib/objects";
-import { readStoredCounts } from "../lib/stored-counts";
-import type { CentralStore } from "./central-store";
-import { writeSnapshots } from "./d1-store";
+import type { CentralStore } from "../stores/central-store";
+import { readCountRows, writeSnapshots } from "../stores/item-counts";
 import { settleAll } from "./settle";
 
 export const REBUILD_CALLER = "rebuild";
@@ -63,7 +62,7 @@ export async function rebuildItemCounts(env: Env, items: readonly string[], cent
       else unreadable(present[i]!, result.reason);
     });
   } else {
-    const read = await readStoredCounts(env, present, REBUILD_CALLER, config(env).D1_TIMEOUT_MS);
+    const read = await readCountRows(env, present, REBUILD_CALLER, config(env).D1_TIMEOUT_MS);
     for (const item of read.failed) unreadable(item, "its count database cannot be read");
     for (const item of objects.keys()) stored.set(item, read.found.get(item) ?? null);
   }

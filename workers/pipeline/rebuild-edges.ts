@@ -2,7 +2,7 @@ import type { UserEdge } from "../../shared/contracts";
 import type { EmittedEdge } from "../../shared/emissions";
 import { withRetries } from "../../shared/retries";
 import { userLikes } from "../lib/objects";
-import type { CentralStore } from "./central-store";
+import type { CentralStore } from "../stores/central-store";
 import { REBUILD_CALLER, REBUILD_CONCURRENCY, type Tally } from "./rebuild-counts";
 import { settleAll } from "./settle";
 

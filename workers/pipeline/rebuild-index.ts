@@ -1,8 +1,8 @@
 import type { RebuildCursor } from "../../shared/rebuild";
-import { countDatabases, indexDatabaseFor, userIndexDatabaseFor } from "../lib/count-databases";
-import { d1 } from "../lib/d1";
-import type { CentralStore } from "./central-store";
-import { writeSnapshots } from "./d1-store";
+import { countDatabases, indexDatabaseFor, userIndexDatabaseFor } from "../stores/count-databases";
+import { d1 } from "../stores/d1";
+import type { CentralStore } from "../stores/central-store";
+import { writeSnapshots } from "../stores/item-counts";
 import { REBUILD_CALLER, type Tally } from "./rebuild-counts";
 
 type Next = RebuildCursor | null;

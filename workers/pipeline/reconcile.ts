@@ -2,10 +2,10 @@ import { config } from "../../shared/config";
 import { log } from "../../shared/log";
 import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
-import { d1 } from "../lib/d1";
+import { d1 } from "../stores/d1";
 import { itemCounter } from "../lib/objects";
-import { centralStore } from "./central-tables";
-import { readStoredCounts, recentItems } from "./d1-store";
+import { centralStore } from "../stores/central-tables";
+import { readStoredSnapshot, recentItems } from "../stores/item-counts";
 import { settleAll } from "./settle";
 import { nextSweepShare } from "./sweep";
 
@@ -67,7 +67,7 @@ export async function checkItems(env: Env, items: readonly string[], caller: str
   return await settleAll(items, CONCURRENCY, async (item) => {
     const stub = itemCounter(env, item, caller);
     const object = await withRetries(() => stub.emissionState());
-    const d1 = compare(object, await readStoredCounts(env, item));
+    const d1 = compare(object, await readStoredSnapshot(env, item));
     const inCentral = central ? compare(object, await central.readCounts(item)) : ({ kind: "ok" } as Verdict);
     const drifted = [d1, inCentral].filter((v): v is Drift => v.kind === "drift");
     if (drifted.length > 0) await withRetries(() => stub.resnapshot());

@@ -1,4 +1,4 @@
-import { d1 } from "../lib/d1";
+import { d1 } from "../stores/d1";
 import { indexPage } from "./index-walk";
 
 type SweepRow = { cursor: number; cursor_item: string; pass_started_at: number; last_pass_started_at: number | null };

@@ -1,5 +1,5 @@
 import { config } from "../../shared/config";
-import { d1, type QueryPath } from "../lib/d1";
+import { d1, type QueryPath } from "../stores/d1";
 import { unavailable } from "../lib/errors";
 import { TtlCache } from "./ttl-cache";
 

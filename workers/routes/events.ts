@@ -5,14 +5,15 @@ import { formatCount } from "../../shared/format";
 import { shownCount } from "../../shared/privacy";
 import { withRetries } from "../../shared/retries";
 import { IdempotencyKey, ItemRef, type EventResponse } from "../../shared/schemas";
-import { bumpCounts, lastKnownCounts, readCounts } from "../lib/count-reader";
+import { bumpCounts, lastKnownCounts, readCounts } from "../reads/count-reader";
 import { ApiError, invalid } from "../lib/errors";
-import { recordEvent } from "../lib/event-buffer";
+import { recordEvent } from "../likes/event-buffer";
 import { userLikes } from "../lib/objects";
 import { readJson } from "../lib/validation";
 import { requireUser } from "../middleware/auth";
 import { identifyViewer } from "../middleware/viewer";
 import { itemAccess } from "../privacy/access";
+import { settingsForItem } from "../likes/write-settings";
 import type { AppEnv } from "../types";
 import { routeLabel } from "../metrics/route-label";
 
@@ -29,7 +30,7 @@ async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
   const { userId } = c.get("principal");
   const key = itemKey(ref.item_type, ref.item_id);
   const rt = { env: c.env, ctx: c.executionCtx };
-  const shown = await itemAccess(rt, c.get("viewer"), key, "event");
+  const shown = await itemAccess(c.env, c.get("viewer"), await settingsForItem(rt, key), "event");
   const permit = await withRetries(async (): Promise<EventPermit> => await userLikes(c.env, userId, routeLabel(c)).allowEvent(counter));
   if (!permit.allowed) {
     throw new ApiError(429, "rate_limited", `Too many ${counter} from this user; retry later.`, {

@@ -4,7 +4,8 @@ import type { ItemSettings } from "../../shared/privacy";
 import { AdminItemParams, ItemSettingsBody } from "../../shared/schemas";
 import { readJson, readParams } from "../lib/validation";
 import { requireService } from "../middleware/auth";
-import { storedSettings, writeSettings } from "../privacy/item-settings";
+import { writeSettings } from "../privacy/item-settings";
+import { storedSettings } from "../stores/item-settings";
 import type { AppEnv } from "../types";
 
 export const itemSettings = new Hono<AppEnv>();

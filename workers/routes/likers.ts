@@ -6,7 +6,7 @@ import { unavailable } from "../lib/errors";
 import { readQuery } from "../lib/validation";
 import { requireUser } from "../middleware/auth";
 import { identifyViewer } from "../middleware/viewer";
-import { centralStore } from "../pipeline/central-tables";
+import { centralStore } from "../stores/central-tables";
 import { hiddenLikers } from "../privacy/blocks";
 import { readSettings } from "../privacy/item-settings";
 import { routeLabel } from "../metrics/route-label";

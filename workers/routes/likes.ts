@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { toggleHandler } from "../lib/toggle";
+import { toggleHandler } from "../likes/toggle";
 import { requireUser } from "../middleware/auth";
 import { identifyViewer } from "../middleware/viewer";
 import type { AppEnv } from "../types";

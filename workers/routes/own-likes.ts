@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { ItemType } from "../../shared/counters";
-import { splitItem } from "../lib/stored-counts";
+import { splitItem } from "../stores/item-key";
 import { encodeCursor, OwnLikesQuery, type OwnLikesResponse } from "../../shared/own-likes";
 import { withRetries } from "../../shared/retries";
 import { userLikes } from "../lib/objects";

@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import { RebuildRequest, type RebuildCursor, type RebuildResponse, type RebuildTarget } from "../../shared/rebuild";
 import { invalid, unavailable } from "../lib/errors";
-import { countDatabases } from "../lib/count-databases";
+import { countDatabases } from "../stores/count-databases";
 import { readJson } from "../lib/validation";
 import { requireService } from "../middleware/auth";
-import { centralStore } from "../pipeline/central-tables";
+import { centralStore } from "../stores/central-tables";
 import { rebuildStep } from "../pipeline/rebuild";
 import type { AppEnv } from "../types";
 

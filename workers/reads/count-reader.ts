@@ -4,10 +4,10 @@ import { withRetries } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
 import { CountCache, type CachedCounts } from "./count-cache";
 import { edgeGet, edgeLastKnown, edgePut } from "./edge-cache";
-import { itemCounter } from "./objects";
+import { itemCounter } from "../lib/objects";
 import { rememberSettings } from "../privacy/item-settings";
-import { readStoredCounts } from "./stored-counts";
-import type { QueryPath } from "./d1";
+import { readCountRows } from "../stores/item-counts";
+import type { QueryPath } from "../stores/d1";
 
 /** What a read path needs from the request: bindings, and a way to work after the answer. */
 export type Runtime = { env: Env; ctx: Pick<ExecutionContext, "waitUntil"> };
@@ -161,7 +161,7 @@ async function load(rt: Runtime, keys: string[], caller: string, path?: QueryPat
   }
   if (missing.length === 0) return reads;
   metrics.count("cache_lookups_total", { cache: "all", result: "miss" }, missing.length);
-  const { found, settings, failed } = await readStoredCounts(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS, path);
+  const { found, settings, failed } = await readCountRows(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS, path);
   const unreadable = new Set(failed);
   const now = Date.now();
   // The same query read the items' settings: the privacy check that follows finds them in this isolate.

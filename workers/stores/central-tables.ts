@@ -1,5 +1,5 @@
 import { config } from "../../shared/config";
-import { breakerFor } from "../lib/breakers";
+import { breakerFor } from "./breakers";
 import { Alternator, AlternatorError } from "./alternator";
 import { CentralStore, ITEM_LIKES_BY_TIME } from "./central-store";
 

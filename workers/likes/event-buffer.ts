@@ -4,8 +4,8 @@ import { config } from "../../shared/config";
 import type { EventCounter } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
 import { ViewerBatch } from "../../shared/viewer-batch";
-import { rememberCounts, type Runtime } from "./count-reader";
-import { itemCounter } from "./objects";
+import { rememberCounts, type Runtime } from "../reads/count-reader";
+import { itemCounter } from "../lib/objects";
 
 type Pending = { counts: Record<EventCounter, number>; keyed: Map<string, EventCounter>; viewers: ViewerBatch };
 

@@ -1,10 +1,10 @@
 import type { HistoryResponse } from "../../shared/schemas";
 import { visibility } from "../../shared/visibility";
-import { utcDay } from "../pipeline/history-store";
-import { byCountDatabase } from "./count-databases";
-import { d1 } from "./d1";
-import { unavailable } from "./errors";
-import { splitItem } from "../pipeline/d1-store";
+import { utcDay } from "../stores/item-history";
+import { byCountDatabase } from "../stores/count-databases";
+import { d1 } from "../stores/d1";
+import { unavailable } from "../lib/errors";
+import { splitItem } from "../stores/item-key";
 
 type Totals = { likes: number; saves: number; views: number; shares: number };
 type Row = Totals & { day: string };

@@ -1,6 +1,6 @@
 import type { CountSnapshot } from "../../shared/emissions";
-import { d1 } from "../lib/d1";
-import { splitItem } from "./d1-store";
+import { d1 } from "./d1";
+import { splitItem } from "./item-key";
 
 /** `2026-12-01`: the UTC day a time falls in. */
 export function utcDay(ms: number): string {

@@ -3,8 +3,8 @@ import type { ToggleCounter } from "../../shared/counters";
 import { DeadlineExceeded } from "../../shared/deadline";
 import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
-import { d1 } from "./d1";
-import { userLikes } from "./objects";
+import { d1 } from "../stores/d1";
+import { userLikes } from "../lib/objects";
 
 /** A toggle kept while the user's object could not be reached: the target state and when it was asked. */
 export type Intent = { user: string; item: string; counter: ToggleCounter; on: boolean; askedAt: number; limits?: ToggleLimits };

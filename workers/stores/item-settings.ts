@@ -1,0 +1,61 @@
+import { UNKNOWN_ITEM, type ItemSettings, type Visibility } from "../../shared/privacy";
+import { byCountDatabase } from "./count-databases";
+import { d1, type QueryPath } from "./d1";
+import { splitItem } from "./item-key";
+
+/** An item_settings row, as the feed read and the settings read select it. */
+export type SettingsColumns = { owner_id: string | null; visibility: string | null; hide_counts: number | null };
+
+type Row = SettingsColumns & { item_type: string; item_id: string };
+
+/** A row's settings; an item with no row (all columns null from a join) is an unknown item. */
+export function settingsFromRow(row: SettingsColumns): ItemSettings {
+  if (row.visibility === null) return UNKNOWN_ITEM;
+  return { owner: row.owner_id, visibility: row.visibility as Visibility, hideCounts: row.hide_counts === 1 };
+}
+
+/** The database that holds an item's settings: the one that holds its counts, so the feed's one query reads both. */
+export function settingsDatabases(env: Env, keys: readonly string[]): Map<D1Database, string[]> {
+  return byCountDatabase(env, keys, (key) => key);
+}
+
+const SELECT = `SELECT item_type, item_id, owner_id, visibility, hide_counts FROM item_settings
+  WHERE (item_type, item_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))`;
+
+/** The settings of the items one database holds, in one query; an item with no row is an unknown item. */
+export async function readSettingsRows(
+  env: Env,
+  db: D1Database,
+  keys: readonly string[],
+  caller: string,
+  path?: QueryPath,
+): Promise<Map<string, ItemSettings>> {
+  const results = await d1(env, db, caller, undefined, path).all<Row>(db.prepare(SELECT).bind(JSON.stringify(keys.map(splitItem))));
+  const rows = new Map(results.map((row) => [`${row.item_type}:${row.item_id}`, settingsFromRow(row)]));
+  return new Map(keys.map((key) => [key, rows.get(key) ?? UNKNOWN_ITEM]));
+}
+
+/** One item's settings as stored, and when they were last set (null: never). */
+export async function storedSettings(env: Env, key: string): Promise<{ settings: ItemSettings; updatedAt: number | null }> {
+  const [db] = settingsDatabases(env, [key]).keys();
+  const [type, id] = splitItem(key);
+  const row = await d1(env, db!, "item_settings").first<SettingsColumns & { updated_at: number }>(
+    db!.prepare("SELECT owner_id, visibility, hide_counts, updated_at FROM item_settings WHERE item_type = ?1 AND item_id = ?2").bind(type, id),
+  );
+  return row ? { settings: settingsFromRow(row), updatedAt: row.updated_at } : { settings: UNKNOWN_ITEM, updatedAt: null };
+}
+
+/** Replaces an item's settings row. */
+export async function writeSettingsRow(env: Env, key: string, settings: ItemSettings, now: number): Promise<void> {
+  const [db] = settingsDatabases(env, [key]).keys();
+  const [type, id] = splitItem(key);
+  await d1(env, db!, "item_settings").run(
+    db!
+      .prepare(
+        `INSERT INTO item_settings (item_type, item_id, owner_id, visibility, hide_counts, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (item_type, item_id) DO UPDATE SET owner_id = excluded.owner_id, visibility = excluded.visibility,
+           hide_counts = excluded.hide_counts, updated_at = excluded.updated_at`,
+      )
+      .bind(type, id, settings.owner, settings.visibility, settings.hideCounts ? 1 : 0, now),
+  );
+}
