@@ -50,7 +50,7 @@ export type Report = {
   criticalPath: CriticalPath;
 };
 
-export type CriticalPath = { likeRequests: number; queries: number; per100: number };
+export type CriticalPath = { phases: number; likeRequests: number; queries: number; per100: number };
 
 export function summaryTable(report: Report): string {
   const rows = [["operation", "count", "ops/s", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "429s"]];
