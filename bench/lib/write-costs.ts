@@ -7,9 +7,13 @@ import type { HttpClient } from "./http";
 
 type Samples = Map<string, number>;
 
+/** A server past its saturation may leave a read unanswered while it drains an open-loop backlog: tried this many times. */
+const SCRAPE_ATTEMPTS = 3;
+
 /** Every sample of /metrics, keyed `name{labels}` as exposed. */
 export async function scrapeMetrics(http: HttpClient, serviceToken: string): Promise<Samples> {
-  const res = await http.request("GET", "/metrics", { token: serviceToken });
+  let res = await http.request("GET", "/metrics", { token: serviceToken });
+  for (let attempt = 1; attempt < SCRAPE_ATTEMPTS && res.status === 0; attempt++) res = await http.request("GET", "/metrics", { token: serviceToken });
   if (res.status !== 200 || typeof res.body !== "string") throw new Error(`GET /metrics answered ${res.status}`);
   const samples: Samples = new Map();
   for (const line of res.body.split("\n")) {
