@@ -22,6 +22,13 @@ export type ServerOptions = {
   vars?: Record<string, string>;
   /** How long to wait for /healthz before giving up. */
   readyTimeoutMs?: number;
+  /**
+   * Environment of `npm start` on top of the defaults here: no cron runs and
+   * no embedded central store (PLAUDIT_SCHEDULE, PLAUDIT_CENTRAL_STORE), so a
+   * measurement or a crash check sees only the traffic it sends; set them to
+   * run the whole system.
+   */
+  env?: Record<string, string>;
 };
 
 /** A running local plaudit. `kill` and `stop` end its whole process group. */
@@ -132,17 +139,23 @@ async function startWith(nodeArgs: string[], options: ServerOptions): Promise<Lo
   writeFileSync(devVars, Object.entries(vars).map(([k, v]) => `${k}="${v}"\n`).join(""));
   const port = await freePort();
   return await launch(process.execPath, nodeArgs, {
-    env: { PLAUDIT_PORT: String(port), PLAUDIT_STATE_DIR: join(stateDir, "wrangler"), PLAUDIT_DEV_VARS: devVars },
+    env: {
+      PLAUDIT_SCHEDULE: "off",
+      PLAUDIT_CENTRAL_STORE: "off",
+      ...options.env,
+      PLAUDIT_PORT: String(port),
+      PLAUDIT_STATE_DIR: join(stateDir, "wrangler"),
+      PLAUDIT_DEV_VARS: devVars,
+    },
     port,
     secret,
     stateDir,
-    readyTimeoutMs: options.readyTimeoutMs ?? READY_TIMEOUT_MS,
+    // Four migration runs and wrangler's build before the first answer: on a busy 2-core machine that outlasts a minute.
+    readyTimeoutMs: options.readyTimeoutMs ?? 180_000,
   });
 }
 
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
-/** A start applies migrations and builds the Worker first: on a busy shared machine that alone can take over a minute. */
-const READY_TIMEOUT_MS = 180_000;
 const quietWrangler = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
 /**
@@ -165,7 +178,7 @@ export async function startReference(name: string, secret: string): Promise<Loca
   const port = await freePort();
   const args = ["dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist];
   args.push("--var", `AUTH_SECRET:${secret}`, "--log-level", "warn", "--show-interactive-dev-session=false");
-  return await launch(wrangler, args, { env: quietWrangler, port, secret, stateDir, readyTimeoutMs: READY_TIMEOUT_MS });
+  return await launch(wrangler, args, { env: quietWrangler, port, secret, stateDir, readyTimeoutMs: 60_000 });
 }
 
 type Launch = { env: Record<string, string>; port: number; secret: string; stateDir: string; readyTimeoutMs: number };
