@@ -27,7 +27,8 @@ import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
 import { PLAUDIT, referenceContenders, referenceTable, runRounds, startReferences, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
 import { isScenarioRun, options, type Options } from "./options";
-import { awaitQuiet, costsBetween, costsTable, settledMetrics, watchIdle } from "./lib/write-costs";
+import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, watchIdle } from "./lib/write-costs";
+import { workerdCpuMs } from "./lib/cpu";
 import { runLiveBench } from "./scenarios/live";
 import { runViralBench } from "./scenarios/viral";
 
@@ -95,7 +96,7 @@ async function main(): Promise<number> {
     const secret = server?.secret ?? secretFor(opts);
     // Started once, before any load, and kept up for the whole run: the rounds take turns on running servers.
     if (opts.reference) await startReferences(opts.scenario.references, secret, references);
-    const code = await run(opts, url, secret, environment(opts, server), references);
+    const code = await run(opts, url, secret, environment(opts, server), references, server?.pid ?? null);
     passed = code === 0;
     return code;
   } finally {
@@ -103,7 +104,14 @@ async function main(): Promise<number> {
   }
 }
 
-async function run(opts: Options, url: string, secret: string, env: Record<string, unknown>, references: readonly StartedReference[]): Promise<number> {
+async function run(
+  opts: Options,
+  url: string,
+  secret: string,
+  env: Record<string, unknown>,
+  references: readonly StartedReference[],
+  serverPid: number | null,
+): Promise<number> {
   const random = seededRandom(opts.randomSeed);
   const users = idRange(opts.users);
   const items = idRange(opts.items, 100_000_000n);
@@ -155,7 +163,7 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   const service = await serviceToken(secret);
   const metricsBefore = await settledMetrics(http, service);
   const costsBefore = await readCosts(http, service);
-  const { recorder, seconds, onClock, reference } = await clock(ctx, users, opts, service, references);
+  const { recorder, seconds, onClock, reference, criticalPath } = await clock(ctx, users, opts, service, references, serverPid);
   // Over every plaudit phase: the reference phases between them send plaudit nothing.
   const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
   const costs = perRequest(costsBefore, await readCosts(http, service), feeds);
@@ -216,6 +224,7 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
     reference,
     costs: writeCosts,
     idle,
+    criticalPath,
   };
   if (reference) console.log(`plaudit, all ${opts.rounds} rounds together:`);
   console.log(summaryTable(report));
@@ -231,6 +240,12 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
       `hot item ${hotItem.item}: ${hotItem.hot ? `split into ${hotItem.shards} children` : "not split"}; ` +
         `on the clock the head served ${onClock.applies} of ${onClock.writes} write calls (${(onClock.writes === 0 ? 0 : (onClock.applies / onClock.writes) * 100).toFixed(1)} %) ` +
         `and made ${onClock.commits} commits (${(onClock.commits / seconds).toFixed(1)} a second)`,
+    );
+  }
+  if (criticalPath.likeRequests > 0) {
+    console.log(
+      `critical path, from the second second on of ${criticalPath.phases} phases: ${criticalPath.queries} D1 queries a write's answer waited for, ` +
+        `over ${criticalPath.likeRequests} like and unlike requests (${criticalPath.per100} per 100)`,
     );
   }
   if (costs) console.log(`read routes, per ${scenario.name === "feed" ? "feed" : "request"}${span}: ${costs.objectCalls} object calls, ${costs.d1Queries} D1 queries, ${costs.d1RowsRead} D1 rows read`);
@@ -257,18 +272,38 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
  * after each, the next phase waits until plaudit's pipeline has gone quiet.
  * The hot head's commits and its share of the item's writes are counted on the clock only, phase by phase.
  */
-async function clock(ctx: RunContext, users: readonly string[], opts: Options, service: string, references: readonly StartedReference[]) {
+async function clock(
+  ctx: RunContext,
+  users: readonly string[],
+  opts: Options,
+  service: string,
+  references: readonly StartedReference[],
+  serverPid: number | null,
+) {
   const recorder = new Recorder();
   let seconds = 0;
   const onClock = { commits: 0, applies: 0, writes: 0 };
+  const critical = { phases: 0, likeRequests: 0, queries: 0 };
   const hotHead = async () => await hotItemShare(ctx.http, service, ctx.picker.hot);
   // The head's own figures live in its memory and start again from 0 when it restarts (an eviction between rounds).
   const grown = (after: number, before: number) => (after >= before ? after - before : after);
   const plaudit: Contender = {
     name: PLAUDIT,
+    cpuMs: () => (serverPid === null ? null : workerdCpuMs(serverPid)),
     async phase() {
       const before = await hotHead();
-      const phase = await timedPhase(ctx, users, opts.scenario, opts);
+      const timed = timedPhase(ctx, users, opts.scenario, opts);
+      // The first second is left out: an isolate that starts knows no item yet.
+      await sleep(Math.min(1_000, opts.seconds * 500));
+      // Under a saturating load this read can fail like any request: that phase is then left out of the figure.
+      const early = await scrapeMetrics(ctx.http, service).catch(() => null);
+      const phase = await timed;
+      const late = await settledMetrics(ctx.http, service);
+      if (early) {
+        critical.phases++;
+        critical.queries += delta(early, late, "plaudit_d1_queries_total", { path: "critical" });
+        critical.likeRequests += delta(early, late, "plaudit_toggle_outcomes_total", { counter: "likes" });
+      }
       const after = await hotHead();
       if (after) {
         const applies = grown(after.headApplies, before?.headApplies ?? 0);
@@ -298,7 +333,8 @@ async function clock(ctx: RunContext, users: readonly string[], opts: Options, s
   }
   // The checks after the clock record into the one recorder of plaudit's phases.
   ctx.recorder = recorder;
-  return { recorder, seconds, onClock, reference };
+  const per100 = critical.likeRequests === 0 ? 0 : Math.round((critical.queries / critical.likeRequests) * 10_000) / 100;
+  return { recorder, seconds, onClock, reference, criticalPath: { ...critical, per100 } };
 }
 
 /** Settles undecided edges with has_liked, then waits until every touched item's count is exact. */

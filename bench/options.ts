@@ -13,7 +13,10 @@ const DEFAULT_ROUNDS = 3;
 const USAGE = `usage: npm run bench -- [options]
   --scenario NAME        ${Object.keys(SCENARIOS).join(" | ")} (default write), or live / viral (own options: bench/scenarios/live.ts, viral.ts)
   --seconds N            timed phase length (default 20)
-  --connections N        concurrent requests (default 16)
+  --connections N        concurrent requests (default 16); with --rate, the most sockets open at once
+  --rate R               open loop: R requests a second on a fixed schedule, whatever the answers take
+                         (the same schedule for plaudit and each reference); latency counts from each
+                         request's arrival time, late answers are waited for, never dropped
   --users N              simulated users, each sequential (default 200)
   --items N              items, Zipf-distributed (default 200; feed: 5000, a long tail)
   --hot-share F          share of writes that go to the one hot item (default 0.5)
@@ -44,6 +47,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
       scenario: { type: "string", default: "write" },
       seconds: { type: "string", default: "20" },
       connections: { type: "string", default: "16" },
+      rate: { type: "string" },
       users: { type: "string", default: "200" },
       items: { type: "string" },
       "hot-share": { type: "string", default: "0.5" },
@@ -86,6 +90,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     scenario,
     seconds: num("seconds", 1, 3600),
     connections: num("connections", 1, 1024),
+    rate: values.rate === undefined ? null : num("rate", 0.1, 100_000, false),
     users: num("users", 1, 1_000_000),
     items: values.items === undefined ? scenario.items : num("items", 1, 10_000_000),
     hotShare: num("hot-share", 0, 1, false),

@@ -1,6 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
+import { withDeadline } from "../shared/deadline";
 import type { Counts, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { shardObjectName } from "../shared/object-names";
@@ -169,8 +170,8 @@ type Work = { apply: readonly EdgeChange[] } | { report: { index: number; report
  * times a second whatever its write rate.
  */
 export class ItemCounter extends DurableObject<Env> {
-  /** Test hooks: the next N apply batches or reads throw, as a failing item side would. */
-  readonly faults = { applyFailures: 0, readFailures: 0 };
+  /** Test hooks: the next N apply batches or reads throw, as a failing item side would; reports hang while `hangReports` is set. */
+  readonly faults = { applyFailures: 0, readFailures: 0, hangReports: false };
   /** Calls this object has served since it started, for tests and metrics. */
   readonly stats = { reads: 0, applies: 0, refused: 0, reports: 0, eventBatches: 0, commits: 0 };
 
@@ -259,6 +260,7 @@ export class ItemCounter extends DurableObject<Env> {
   /** A child's report of its absolute counts; answered, after the commit that stores it, with the placement. */
   async report(index: number, report: ChildReport): Promise<Placement> {
     this.stats.reports++;
+    while (this.faults.hangReports) await new Promise((resolve) => setTimeout(resolve, 20));
     return (await this.#work.submit({ report: { index, report } })) as Placement;
   }
 
@@ -442,11 +444,16 @@ export class ItemCounter extends DurableObject<Env> {
     if (!this.#itemStored) this.#storage.sql.exec("INSERT OR IGNORE INTO identity (id, item) VALUES (1, ?)", this.#item!);
   }
 
-  /** Sends a child the edges the head hands over to it. */
+  /**
+   * Sends a child the edges the head hands over to it. A child that does not
+   * answer in time fails the batch, which the alarm retries: adopting is
+   * idempotent (the newer-version rule), so a late first answer is harmless.
+   */
   async #adopt(child: number, edges: readonly EdgeChange[]): Promise<ChildReport> {
     const item = this.#item!;
     countCall("item_counter", "item_shard");
-    return await this.env.ITEM_SHARD.get(this.env.ITEM_SHARD.idFromName(shardObjectName(item, child))).adopt(item, child, edges);
+    const shard = this.env.ITEM_SHARD.get(this.env.ITEM_SHARD.idFromName(shardObjectName(item, child)));
+    return await withDeadline(Promise.resolve(shard.adopt(item, child, edges)), config(this.env).OBJECT_CALL_TIMEOUT_MS, "item_shard.adopt");
   }
 
   /** Nothing left for the alarm to do: an idle head keeps none, so nothing wakes it until its next write. */

@@ -1,6 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
+import { withDeadline } from "../shared/deadline";
 import type { ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { itemObjectName, shardObjectName } from "../shared/object-names";
@@ -103,7 +104,9 @@ type Work = { changes: readonly EdgeChange[]; adopted: boolean };
  * before handing it over, so only that edge's users and its head reach it.
  */
 export class ItemShard extends DurableObject<Env> {
-  readonly stats = { applies: 0, commits: 0, reports: 0 };
+  readonly stats = { applies: 0, commits: 0, reports: 0, failedReports: 0 };
+  /** Test hook: adoptions hang while set, as a child that stopped answering would. */
+  readonly faults = { hangAdopts: false };
 
   readonly #storage: MeteredStorage;
   readonly #schema: SqlSchema;
@@ -159,6 +162,7 @@ export class ItemShard extends DurableObject<Env> {
    */
   async adopt(item: string, index: number, edges: readonly EdgeChange[]): Promise<ChildReport> {
     this.#identity ??= { item, index };
+    while (this.faults.hangAdopts) await new Promise((resolve) => setTimeout(resolve, 20));
     await this.#applies.submit({ changes: edges, adopted: true });
     const { likes, saves, seq, writes } = this.#state;
     return { likes, saves, seq, writes };
@@ -191,6 +195,7 @@ export class ItemShard extends DurableObject<Env> {
       if (this.#ackedSeq < this.#state.seq) await this.#report();
       this.#retryAttempt = 0;
     } catch (error) {
+      this.stats.failedReports++;
       log("error", "shard_report_failed", { item: this.#state.item, error: String(error) });
       try {
         this.#retryAttempt++;
@@ -251,19 +256,24 @@ export class ItemShard extends DurableObject<Env> {
     setTimeout(() => {
       this.#reportScheduled = false;
       this.#report().catch((error) => {
+        this.stats.failedReports++;
         log("error", "shard_report_failed", { item: this.#state.item, error: String(error) });
         this.emitter.scheduleAlarm(Date.now() + RETRY_BASE_MS);
       });
     }, config(this.env).CHILD_REPORT_MS);
   }
 
+  /**
+   * A head that does not answer in time fails the report, which the alarm
+   * resends: reports are absolute and numbered, so a late first answer is harmless.
+   */
   async #report(): Promise<void> {
     const { item, index, likes, saves, seq, writes } = this.#state;
     if (item === null) return;
     this.stats.reports++;
     countCall("item_shard", "item_counter");
     const head = this.env.ITEM_COUNTER.get(this.env.ITEM_COUNTER.idFromName(itemObjectName(item)));
-    await head.report(index, { likes, saves, seq, writes });
+    await withDeadline(Promise.resolve(head.report(index, { likes, saves, seq, writes })), config(this.env).OBJECT_CALL_TIMEOUT_MS, "item_counter.report");
     this.#ackedSeq = Math.max(this.#ackedSeq, seq);
     if (this.#ackedSeq > this.#state.acked) this.#persistAck.request();
   }

@@ -123,6 +123,13 @@ export const ConfigSchema = z.object({
    */
   PRIVACY_CACHE_TTL_MS: numberVar(5_000),
   /**
+   * How old item settings a write (like, save, view, share) may still be
+   * checked against: past PRIVACY_CACHE_TTL_MS the write uses them and
+   * refreshes them after its answer, so a D1 round trip is on a write's path
+   * only for an item this isolate has not read within this long.
+   */
+  PRIVACY_STALE_MS: numberVar(60_000),
+  /**
    * Client addresses the per-IP limits never count: by default the loopback
    * addresses, so a local load from one machine measures the service, not the
    * limiter (on Cloudflare a client address is never a loopback one).

@@ -5,6 +5,7 @@
 // the figure that means something; a single phase still swings with what the
 // machine did in those seconds, so the sides take turns over several rounds
 // and the median of each round's ratio is the figure to quote.
+import { workerdCpuMs } from "./cpu";
 import { HttpClient } from "./http";
 import { LikeModel } from "./model";
 import { timedPhase } from "./phase";
@@ -20,13 +21,19 @@ export type Contender = {
   phase(): Promise<Summary>;
   /** Waits until the work this side's phase left running is done, so the next phase does not pay for it. */
   settle?(): Promise<void>;
+  /** CPU ms its server has used so far (lib/cpu.ts), or null when it cannot be read. */
+  cpuMs?(): number | null;
 };
 
-/** One timed phase's figures. */
-export type PhaseRun = { round: number; name: string; opsPerSecond: number; p99: number; errors: number };
+/**
+ * One timed phase's figures. `cpuMsPerRequest`: the server's CPU from the
+ * phase's start to the end of its settling (the pipeline's tail included),
+ * per answered request.
+ */
+export type PhaseRun = { round: number; name: string; opsPerSecond: number; p50: number; p99: number; errors: number; cpuMsPerRequest?: number | null };
 
-/** plaudit's ops/s divided by a reference's, and its p99 divided by the reference's. */
-export type Ratio = { name: string; throughput: number; p99: number };
+/** plaudit's figure divided by a reference's: ops/s, p50, p99, and CPU per request (null when either was not measured). */
+export type Ratio = { name: string; throughput: number; p50: number; p99: number; cpu: number | null };
 
 export type ReferenceComparison = {
   rounds: number;
@@ -80,13 +87,14 @@ export function referenceContenders(
   context: (http: HttpClient) => RunContext,
   users: readonly string[],
   scenario: Scenario,
-  phase: { seconds: number; connections: number },
+  phase: { seconds: number; connections: number; rate: number | null },
 ): { contenders: Contender[]; close(): void } {
   const clients = servers.map(({ server }) => new HttpClient(server.url, phase.connections));
   const contenders = servers.map(({ name }, i): Contender => {
     const ctx = { ...context(clients[i]!), model: new LikeModel(), readsExact: false };
     return {
       name,
+      cpuMs: () => workerdCpuMs(servers[i]!.server.pid),
       async phase() {
         const { recorder, seconds } = await timedPhase(ctx, users, scenario, phase);
         return recorder.summary(seconds);
@@ -99,13 +107,16 @@ export function referenceContenders(
 /** `rounds` rounds of one timed phase per side, plaudit first in odd rounds and last in even ones. */
 export async function runRounds(plaudit: Contender, references: readonly Contender[], rounds: number): Promise<ReferenceComparison> {
   const runs: PhaseRun[] = [];
-  const phases = rounds * (references.length + 1);
   for (let round = 1; round <= rounds; round++) {
     for (const side of roundOrder(round, [plaudit, ...references])) {
       console.error(`round ${round}/${rounds}: ${workerLabel(side.name)}...`);
+      const cpuBefore = side.cpuMs?.() ?? null;
       const { total } = await side.phase();
-      runs.push({ round, name: side.name, opsPerSecond: total.opsPerSecond, p99: total.p99, errors: total.errors });
-      if (runs.length < phases) await side.settle?.();
+      // The last phase settles too: its CPU is measured to the end of its tail, as the others' is.
+      await side.settle?.();
+      const cpuAfter = side.cpuMs?.() ?? null;
+      const cpuMsPerRequest = cpuBefore === null || cpuAfter === null || total.count === 0 ? null : round2((cpuAfter - cpuBefore) / total.count);
+      runs.push({ round, name: side.name, opsPerSecond: total.opsPerSecond, p50: total.p50, p99: total.p99, errors: total.errors, cpuMsPerRequest });
     }
   }
   return compare(runs, rounds);
@@ -119,14 +130,24 @@ export function compare(runs: readonly PhaseRun[], rounds: number): ReferenceCom
       .filter((r) => r.name === name)
       .flatMap((ref) => {
         const own = runs.find((r) => r.name === PLAUDIT && r.round === ref.round);
-        return own ? [{ name, round: ref.round, throughput: ratio(own.opsPerSecond, ref.opsPerSecond), p99: ratio(own.p99, ref.p99) }] : [];
+        if (!own) return [];
+        const cpu = own.cpuMsPerRequest && ref.cpuMsPerRequest ? ratio(own.cpuMsPerRequest, ref.cpuMsPerRequest) : null;
+        return [{ name, round: ref.round, throughput: ratio(own.opsPerSecond, ref.opsPerSecond), p50: ratio(own.p50, ref.p50), p99: ratio(own.p99, ref.p99), cpu }];
       }),
   );
   const medians = names.map((name) => {
     const mine = raw.filter((r) => r.name === name);
-    return { name, throughput: round2(median(mine.map((r) => r.throughput))), p99: round2(median(mine.map((r) => r.p99))) };
+    const cpus = mine.flatMap((r) => (r.cpu === null ? [] : [r.cpu]));
+    return {
+      name,
+      throughput: round2(median(mine.map((r) => r.throughput))),
+      p50: round2(median(mine.map((r) => r.p50))),
+      p99: round2(median(mine.map((r) => r.p99))),
+      cpu: cpus.length === mine.length && cpus.length > 0 ? round2(median(cpus)) : null,
+    };
   });
-  return { rounds, runs: [...runs], ratios: raw.map((r) => ({ ...r, throughput: round2(r.throughput), p99: round2(r.p99) })), medians };
+  const rounded = raw.map((r) => ({ ...r, throughput: round2(r.throughput), p50: round2(r.p50), p99: round2(r.p99), cpu: r.cpu === null ? null : round2(r.cpu) }));
+  return { rounds, runs: [...runs], ratios: rounded, medians };
 }
 
 /**
@@ -135,29 +156,39 @@ export function compare(runs: readonly PhaseRun[], rounds: number): ReferenceCom
  * median row per worker. Shared by the terminal table and the HTML report.
  */
 export function referenceRows(comparison: ReferenceComparison): string[][] {
-  const header = ["round", "worker", "ops/s", "p99 ms", "plaudit/ref ops/s", "plaudit/ref p99"];
+  const header = ["round", "worker", "ops/s", "p50 ms", "p99 ms", "CPU ms/req", "plaudit/ref ops/s", "plaudit/ref p50", "plaudit/ref p99", "plaudit/ref CPU"];
+  const times = (x: number | null | undefined) => (x === null || x === undefined ? "" : `${x}x`);
   const perRound = comparison.runs.map((run) => {
     const r = comparison.ratios.find((x) => x.name === run.name && x.round === run.round);
     return [
       String(run.round),
       `${workerLabel(run.name)}${run.errors > 0 ? ` (${run.errors} errors)` : ""}`,
       String(run.opsPerSecond),
+      String(run.p50),
       String(run.p99),
-      r ? `${r.throughput}x` : "",
-      r ? `${r.p99}x` : "",
+      String(run.cpuMsPerRequest ?? ""),
+      times(r?.throughput),
+      times(r?.p50),
+      times(r?.p99),
+      times(r?.cpu),
     ];
   });
   const workers = [...new Set(comparison.runs.map((run) => run.name))];
   const medianRows = workers.map((name) => {
     const mine = comparison.runs.filter((run) => run.name === name);
     const m = comparison.medians.find((x) => x.name === name);
+    const cpus = mine.flatMap((run) => (typeof run.cpuMsPerRequest === "number" ? [run.cpuMsPerRequest] : []));
     return [
       "MEDIAN",
       workerLabel(name),
       String(round2(median(mine.map((run) => run.opsPerSecond)))),
+      String(round2(median(mine.map((run) => run.p50)))),
       String(round2(median(mine.map((run) => run.p99)))),
-      m ? `${m.throughput}x` : "",
-      m ? `${m.p99}x` : "",
+      cpus.length > 0 ? String(round2(median(cpus))) : "",
+      times(m?.throughput),
+      times(m?.p50),
+      times(m?.p99),
+      times(m?.cpu),
     ];
   });
   return [header, ...perRound, ...medianRows];
@@ -165,7 +196,9 @@ export function referenceRows(comparison: ReferenceComparison): string[][] {
 
 /** The line to quote: each reference's median ratios. */
 export function medianLine(comparison: ReferenceComparison): string {
-  const medians = comparison.medians.map((m) => `plaudit / ${m.name}: ops/s ${m.throughput}x, p99 ${m.p99}x`).join("; ");
+  const medians = comparison.medians
+    .map((m) => `plaudit / ${m.name}: ops/s ${m.throughput}x, p50 ${m.p50}x, p99 ${m.p99}x${m.cpu === null ? "" : `, CPU per request ${m.cpu}x`}`)
+    .join("; ");
   return `MEDIAN ratios over ${comparison.rounds} rounds (the figures to quote): ${medians}`;
 }
 

@@ -43,7 +43,14 @@ export type Report = {
   costs: Costs;
   /** What the system did while idle after the load (null: not watched). */
   idle: IdleWatch | null;
+  /**
+   * D1 queries a write's answer waited for (`path="critical"`), per like or
+   * unlike request, counted from the first second of each timed phase on.
+   */
+  criticalPath: CriticalPath;
 };
+
+export type CriticalPath = { phases: number; likeRequests: number; queries: number; per100: number };
 
 export function summaryTable(report: Report): string {
   const rows = [["operation", "count", "ops/s", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "429s"]];

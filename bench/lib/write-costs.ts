@@ -7,9 +7,13 @@ import type { HttpClient } from "./http";
 
 type Samples = Map<string, number>;
 
+/** A server past its saturation may leave a read unanswered while it drains an open-loop backlog: tried this many times. */
+const SCRAPE_ATTEMPTS = 3;
+
 /** Every sample of /metrics, keyed `name{labels}` as exposed. */
 export async function scrapeMetrics(http: HttpClient, serviceToken: string): Promise<Samples> {
-  const res = await http.request("GET", "/metrics", { token: serviceToken });
+  let res = await http.request("GET", "/metrics", { token: serviceToken });
+  for (let attempt = 1; attempt < SCRAPE_ATTEMPTS && res.status === 0; attempt++) res = await http.request("GET", "/metrics", { token: serviceToken });
   if (res.status !== 200 || typeof res.body !== "string") throw new Error(`GET /metrics answered ${res.status}`);
   const samples: Samples = new Map();
   for (const line of res.body.split("\n")) {
@@ -66,7 +70,7 @@ export async function awaitQuiet(http: HttpClient, serviceToken: string, limitMs
 }
 
 /** The sum of the samples of `name` whose labels include every `labels` pair, after minus before. */
-function delta(before: Samples, after: Samples, name: string, labels: Record<string, string> = {}): number {
+export function delta(before: Samples, after: Samples, name: string, labels: Record<string, string> = {}): number {
   const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
   let sum = 0;
   for (const [key, value] of after) {
@@ -155,7 +159,8 @@ export function costsTable(costs: Costs, idle: IdleWatch | null): string {
   const lines = [
     `per like (${costs.likes} likes and unlikes that changed state): ${p.commits} commits, ${p.rowsWritten} rows written + ` +
       `${p.alarmsSet} alarms set = ${p.billedRows} billed rows; ${p.objectCalls} object calls, ${p.queueMessages} queue messages, ` +
-      `${p.d1RowsWritten} D1 rows, ${p.centralStoreWrites} central-store writes`,
+      `${p.d1RowsWritten} D1 rows (${Math.round((p.billedRows + p.d1RowsWritten) * 100) / 100} billed rows, objects and D1 together), ` +
+      `${p.centralStoreWrites} central-store writes`,
     ...Object.entries(costs.byObject).map(
       ([object, c]) => `  ${object}: ${c.commits} commits, ${c.rowsWritten} rows written, ${c.alarmsSet} alarms set per like`,
     ),

@@ -52,6 +52,8 @@ export function markMoved(sql: Sql, placement: Placement, limit: number): Handed
 export class Handover {
   /** Test hook: stop after a step, as a crash there would; `stopped` says it happened. */
   readonly faults: { stopAfter: "mark" | "adopt" | null; stopped: boolean } = { stopAfter: null, stopped: false };
+  /** Runs that failed (a child refused or did not answer in time) and were left to the alarm, for tests. */
+  failures = 0;
   #running = false;
 
   constructor(
@@ -65,6 +67,7 @@ export class Handover {
     this.#running = true;
     this.#loop()
       .catch((error) => {
+        this.failures++;
         log("error", "handover_failed", { error: String(error) });
         try {
           this.head.emitter.scheduleAlarm(Date.now() + RETRY_MS);

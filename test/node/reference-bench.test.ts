@@ -52,7 +52,7 @@ describe("the rounds of --reference", () => {
   });
 
   it("compares plaudit with each reference in the same round and quotes the median ratio", () => {
-    const run = (round: number, name: string, opsPerSecond: number, p99: number): PhaseRun => ({ round, name, opsPerSecond, p99, errors: 0 });
+    const run = (round: number, name: string, opsPerSecond: number, p99: number): PhaseRun => ({ round, name, opsPerSecond, p50: p99 / 2, p99, errors: 0 });
     // Round 3 is the outlier (plaudit slow, the reference fast): the median ignores it.
     const runs = [
       run(1, "plaudit", 100, 40), run(1, "noop", 200, 10),
@@ -61,13 +61,21 @@ describe("the rounds of --reference", () => {
     ];
     const comparison = compare(runs, 3);
     expect(comparison.ratios).toEqual([
-      { name: "noop", round: 1, throughput: 0.5, p99: 4 },
-      { name: "noop", round: 2, throughput: 0.4, p99: 2 },
-      { name: "noop", round: 3, throughput: 0.05, p99: 80 },
+      { name: "noop", round: 1, throughput: 0.5, p50: 4, p99: 4, cpu: null },
+      { name: "noop", round: 2, throughput: 0.4, p50: 2, p99: 2, cpu: null },
+      { name: "noop", round: 3, throughput: 0.05, p50: 80, p99: 80, cpu: null },
     ]);
-    expect(comparison.medians).toEqual([{ name: "noop", throughput: 0.4, p99: 4 }]);
+    expect(comparison.medians).toEqual([{ name: "noop", throughput: 0.4, p50: 4, p99: 4, cpu: null }]);
     // Two rounds: the mean of both.
-    expect(compare(runs.slice(0, 4), 2).medians).toEqual([{ name: "noop", throughput: 0.45, p99: 3 }]);
+    expect(compare(runs.slice(0, 4), 2).medians).toEqual([{ name: "noop", throughput: 0.45, p50: 3, p99: 3, cpu: null }]);
+  });
+
+  it("compares CPU per request within each round, and quotes no CPU ratio when a round lacks one", () => {
+    const run = (round: number, name: string, cpuMsPerRequest: number | null): PhaseRun => ({ round, name, opsPerSecond: 1, p50: 1, p99: 1, errors: 0, cpuMsPerRequest });
+    const runs = [run(1, "plaudit", 3), run(1, "like", 1), run(2, "like", 2), run(2, "plaudit", 5), run(3, "plaudit", 9), run(3, "like", 1)];
+    expect(compare(runs, 3).ratios.map((r) => r.cpu)).toEqual([3, 2.5, 9]);
+    expect(compare(runs, 3).medians[0]!.cpu).toBe(3);
+    expect(compare([...runs.slice(0, 4), run(3, "plaudit", null), run(3, "like", 1)], 3).medians[0]!.cpu).toBeNull();
   });
 
   it("reports plaudit's rounds as one recorder: every request, error and wrong answer counts", () => {

@@ -78,4 +78,29 @@ describe("an idle system does no work", () => {
       expect(likeReads(await scrape(service)) - likeReads(before)).toBe(expected);
     }
   });
+
+  it("checks a like against settings past their TTL without a query before the answer, and refreshes them after it", async () => {
+    const service = await tokenFor(freshId(), { role: "service" });
+    const id = freshId();
+    const queries = (families: Family[], wanted: (labels: Record<string, string>) => boolean) =>
+      (families.find((f) => f.name === "plaudit_d1_queries_total")?.samples ?? []).filter((s) => wanted(s.labels)).reduce((sum, s) => sum + s.value, 0);
+    const critical = (families: Family[]) => queries(families, (labels) => labels.path === "critical");
+    const refreshes = (families: Family[]) => queries(families, (labels) => labels.caller === "item_settings_refresh");
+    const liked = (families: Family[]) => sample(families, "plaudit_toggle_outcomes_total", { counter: "likes", outcome: "liked" });
+    expect((await like((await newUser()).token, id)).status).toBe(200);
+    await expect.poll(async () => critical(await scrape(service)), { timeout: 10_000 }).toBeGreaterThan(0);
+    const before = await scrape(service);
+
+    // A like a second until one finds the settings past PRIVACY_CACHE_TTL_MS (5 s here) and refreshes them after its answer.
+    let likes = 0;
+    for (let tries = 0; tries < 20 && refreshes(await scrape(service)) === refreshes(before); tries++) {
+      expect((await like((await newUser()).token, id)).status).toBe(200);
+      likes++;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    await expect.poll(async () => liked(await scrape(service)) - liked(before), { timeout: 10_000 }).toBe(likes);
+    const after = await scrape(service);
+    expect(refreshes(after)).toBeGreaterThan(refreshes(before));
+    expect(critical(after) - critical(before)).toBe(0);
+  });
 });

@@ -7,7 +7,7 @@ import { shownCount } from "../../shared/privacy";
 import { ItemRef, type LikeResponse, type PendingToggleResponse, type SaveResponse } from "../../shared/schemas";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
-import { lastKnownCounts, readCounts, rememberCounts, type Runtime } from "../reads/count-reader";
+import { freshCounts, lastKnownCounts, readCounts, rememberCounts, type Runtime } from "../reads/count-reader";
 import { keepIntent, unreachable } from "./intents";
 import { userLikes } from "../lib/objects";
 import { enforceWriteLimits } from "../limits/edge-limits";
@@ -15,7 +15,7 @@ import { refused } from "../limits/refusals";
 import { botScore, standingOf } from "../limits/standing";
 import { tierLimits } from "../limits/tiers";
 import { itemAccess } from "../privacy/access";
-import { cachedSettings } from "../privacy/item-settings";
+import { settingsForItem } from "./write-settings";
 import { barred } from "../lib/errors";
 import { readJson } from "../lib/validation";
 import type { AppEnv } from "../types";
@@ -49,9 +49,7 @@ export function toggleHandler(counter: ToggleCounter, on: boolean) {
     const standing = standingOf(principal, botScore(c.req.raw), config(c.env));
     const limits = standing ? tierLimits(counter, standing.share, config(c.env)) : undefined;
     const key = itemKey(ref.item_type, ref.item_id);
-    // One store query brings what this isolate lacks of an item it knows nothing of: the counts for the answer and the settings for the check.
-    if (!lastKnownCounts(key) && !cachedSettings(key, Date.now())) await readCounts(rt, key).catch(() => undefined);
-    const shown = await itemAccess(c.env, c.get("viewer"), key, on ? "turn_on" : "turn_off");
+    const shown = await itemAccess(c.env, c.get("viewer"), await settingsForItem(rt, key), on ? "turn_on" : "turn_off");
     const outcome = await setToggle(rt, principal.userId, ref, counter, on, limits);
     if (outcome.status === "pending") return c.json({ status: "pending" } satisfies PendingToggleResponse, 202);
     const count = shownCount(outcome.count, shown);
@@ -64,7 +62,9 @@ export function toggleHandler(counter: ToggleCounter, on: boolean) {
  * Sets one user's toggle (like or save) on an item through the user's object,
  * which answers once its own commit is durable and delivers to the item side
  * afterwards. So the count answered is the last total this Worker knew (its
- * memory, else one read) plus or minus the change, never below zero.
+ * memory, else one read) plus or minus the change, never below zero; a call
+ * that changed nothing answers the last total known and, when that is no
+ * longer fresh, reads the store after the answer.
  */
 export async function setToggle(
   rt: Runtime,
@@ -106,7 +106,7 @@ export async function setToggle(
   switch (result.kind) {
     case "changed": {
       // Another toggle of this item may have updated what this isolate knows while the read was in flight.
-      if (!lastKnownCounts(key)) await readCounts(rt, key).catch(() => undefined);
+      if (!lastKnownCounts(key)) await readCounts(rt, key, "write_answer", "critical").catch(() => undefined);
       const known = lastKnownCounts(key);
       const counts = { ...(known?.counts ?? zeroCounts()) };
       counts[counter] = Math.max(0, counts[counter] + (on ? 1 : -1));
@@ -115,8 +115,13 @@ export async function setToggle(
     }
     case "unchanged":
     case "superseded": {
-      const read = await readCounts(rt, key).catch(() => lastKnownCounts(key));
-      return { status, count: read?.counts[counter] ?? 0 };
+      const known = lastKnownCounts(key);
+      if (!known) {
+        const read = await readCounts(rt, key, "write_answer", "critical").catch(() => undefined);
+        return { status, count: read?.counts[counter] ?? 0 };
+      }
+      if (!freshCounts(key)) rt.ctx.waitUntil(readCounts(rt, key, "write_refresh").catch(() => undefined));
+      return { status, count: known.counts[counter] };
     }
   }
 }

@@ -1,7 +1,6 @@
-import { disclosure, type Disclosure, type Viewer } from "../../shared/privacy";
+import { disclosure, type Disclosure, type ItemSettings, type Viewer } from "../../shared/privacy";
 import { ApiError } from "../lib/errors";
 import { isBlocked } from "./blocks";
-import { readSettings } from "./item-settings";
 
 /** One refusal for an item the user may not see and for an owner who blocks them: neither is revealed. */
 const noSuchItem = () => new ApiError(404, "not_found", "No such item.");
@@ -15,13 +14,13 @@ const noSuchItem = () => new ApiError(404, "not_found", "No such item.");
 export type ItemAction = "turn_on" | "turn_off" | "event";
 
 /**
- * The checks of a write, before the user's object is called: from this
- * isolate's caches, else D1 (the item's settings, then, for a like or save of
- * an item with another owner, whether the owner blocks the user). No object
- * call, no commit. Returns how the answer's count may be shown.
+ * The checks of a write, before the user's object is called, against the
+ * item's settings (workers/likes/write-settings.ts) and, for a like or save
+ * of an item with another owner, whether the owner blocks the user (this
+ * isolate's cache, else D1). No object call, no commit. Returns how the
+ * answer's count may be shown.
  */
-export async function itemAccess(env: Env, viewer: Viewer, key: string, action: ItemAction): Promise<Disclosure> {
-  const settings = (await readSettings(env, [key])).get(key)!;
+export async function itemAccess(env: Env, viewer: Viewer, settings: ItemSettings, action: ItemAction): Promise<Disclosure> {
   const shown = disclosure(settings, viewer);
   if (action === "turn_off") return shown;
   if (shown === "untouched") throw noSuchItem();

@@ -1,5 +1,5 @@
 import { config } from "../../shared/config";
-import { d1 } from "../stores/d1";
+import { d1, type QueryPath } from "../stores/d1";
 import { unavailable } from "../lib/errors";
 import { TtlCache } from "./ttl-cache";
 
@@ -8,8 +8,8 @@ const cache = new TtlCache<boolean>(10_000);
 const pair = (blocker: string, blocked: string) => `${blocker}>${blocked}`;
 
 /** When the block was recorded (ms), or null when there is none. Read from D1, never from the cache. */
-export async function storedBlock(env: Env, blocker: string, blocked: string): Promise<number | null> {
-  const row = await d1(env, env.DB, "blocks").first<{ created_at: number }>(
+export async function storedBlock(env: Env, blocker: string, blocked: string, path?: QueryPath): Promise<number | null> {
+  const row = await d1(env, env.DB, "blocks", undefined, path).first<{ created_at: number }>(
     env.DB.prepare("SELECT created_at FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2").bind(blocker, blocked),
   );
   return row?.created_at ?? null;
@@ -25,7 +25,8 @@ export async function isBlocked(env: Env, blocker: string, blocked: string): Pro
   const hit = cache.get(key, now);
   if (hit !== undefined) return hit;
   try {
-    const answer = (await storedBlock(env, blocker, blocked)) !== null;
+    // Asked only by a write before its answer.
+    const answer = (await storedBlock(env, blocker, blocked, "critical")) !== null;
     cache.put(key, answer, config(env).PRIVACY_CACHE_TTL_MS, now);
     return answer;
   } catch {

@@ -1,6 +1,7 @@
 import { config } from "../../shared/config";
 import type { ItemSettings } from "../../shared/privacy";
 import { readSettingsRows, settingsDatabases, writeSettingsRow } from "../stores/item-settings";
+import type { QueryPath } from "../stores/d1";
 import { unavailable } from "../lib/errors";
 import { TtlCache } from "./ttl-cache";
 import { centralStore } from "../stores/central-tables";
@@ -10,6 +11,16 @@ const cache = new TtlCache<ItemSettings>(10_000);
 /** The settings this isolate holds fresh for an item, if any. */
 export function cachedSettings(key: string, now: number): ItemSettings | undefined {
   return cache.get(key, now);
+}
+
+/**
+ * The settings a write may be checked against: fresh, or read less than
+ * PRIVACY_STALE_MS ago (`fresh` false: the caller refreshes them after its
+ * answer). See docs/privacy.md, "The like path gains no commit and no object hop".
+ */
+export function settingsForWrite(env: Env, key: string, now: number): { settings: ItemSettings; fresh: boolean } | undefined {
+  const usable = cache.within(key, now, Math.max(config(env).PRIVACY_STALE_MS, config(env).PRIVACY_CACHE_TTL_MS));
+  return usable && { settings: usable.value, fresh: usable.fresh };
 }
 
 /** Keeps settings read along with an item's counts. */
@@ -23,7 +34,7 @@ export function rememberSettings(env: Env, key: string, settings: ItemSettings, 
  * isolate knew; with none known the read fails (503), because guessing
  * "public" could show a private item.
  */
-export async function readSettings(env: Env, keys: readonly string[], caller = "item_settings"): Promise<Map<string, ItemSettings>> {
+export async function readSettings(env: Env, keys: readonly string[], caller = "item_settings", path?: QueryPath): Promise<Map<string, ItemSettings>> {
   const now = Date.now();
   const found = new Map<string, ItemSettings>();
   const missing = keys.filter((key) => {
@@ -34,7 +45,7 @@ export async function readSettings(env: Env, keys: readonly string[], caller = "
   await Promise.all(
     [...settingsDatabases(env, missing)].map(async ([db, group]) => {
       try {
-        for (const [key, settings] of await readSettingsRows(env, db, group, caller)) {
+        for (const [key, settings] of await readSettingsRows(env, db, group, caller, path)) {
           rememberSettings(env, key, settings, now);
           found.set(key, settings);
         }

@@ -8,6 +8,7 @@ import { edgeGet, edgeLastKnown, edgePut } from "./edge-cache";
 import { itemCounter } from "../lib/objects";
 import { rememberSettings } from "../privacy/item-settings";
 import { readCountRows } from "../stores/item-counts";
+import type { QueryPath } from "../stores/d1";
 
 /** What a read path needs from the request: bindings, and a way to work after the answer. */
 export type Runtime = { env: Env; ctx: Pick<ExecutionContext, "waitUntil"> };
@@ -54,6 +55,7 @@ export async function readMany(
   caller: string,
   /** A batch falls back on the Cache API's last-known copy; a single read asks the item's object first. */
   lastKnownCopy = true,
+  path?: QueryPath,
 ): Promise<Map<string, CountRead | null>> {
   const now = Date.now();
   const reads = new Map<string, CountRead | null>();
@@ -78,7 +80,7 @@ export async function readMany(
   }
   if (hits > 0) metrics.count("cache_lookups_total", { cache: "memory", result: "hit" }, hits);
   await Promise.all([
-    loadOwn(rt, mine, caller, reads, lastKnownCopy),
+    loadOwn(rt, mine, caller, reads, lastKnownCopy, path),
     ...waiting.map(async ([key, flight]) => {
       const shared = await waitForFlight(flight);
       if (shared) metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
@@ -93,8 +95,8 @@ export async function readMany(
  * and nothing is known of the item, one read is worth a call to the item's
  * object; only when that fails too does this throw.
  */
-export async function readCounts(rt: Runtime, key: string, caller = "write_answer"): Promise<CountRead> {
-  const read = (await readMany(rt, [key], caller, false)).get(key);
+export async function readCounts(rt: Runtime, key: string, caller = "write_answer", path?: QueryPath): Promise<CountRead> {
+  const read = (await readMany(rt, [key], caller, false, path)).get(key);
   if (read) return read;
   try {
     const read = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
@@ -116,10 +118,11 @@ async function loadOwn(
   caller: string,
   reads: Map<string, CountRead | null>,
   lastKnownCopy: boolean,
+  path?: QueryPath,
 ): Promise<void> {
   if (mine.size === 0) return;
   try {
-    const loaded = await load(rt, [...mine.keys()], caller);
+    const loaded = await load(rt, [...mine.keys()], caller, path);
     const unknown = lastKnownCopy ? [...mine.keys()].filter((key) => !loaded.has(key) && !memory.lastKnown(key)) : [];
     const lastKnown = new Map(await Promise.all(unknown.map(async (key) => [key, await edgeLastKnownStale(key)] as const)));
     for (const [key, flight] of mine) {
@@ -151,7 +154,7 @@ async function waitForFlight(flight: Flight): Promise<CountRead | undefined> {
 }
 
 /** The Cache API, then the regional store; items whose database failed are left out. */
-async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<string, CountRead>> {
+async function load(rt: Runtime, keys: string[], caller: string, path?: QueryPath): Promise<Map<string, CountRead>> {
   const tiers = ttls(rt.env);
   const reach = ownWriteReachMs(config(rt.env));
   const reads = new Map<string, CountRead>();
@@ -172,7 +175,7 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
   }
   if (missing.length === 0) return reads;
   metrics.count("cache_lookups_total", { cache: "all", result: "miss" }, missing.length);
-  const { found, settings, failed } = await readCountRows(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS);
+  const { found, settings, failed } = await readCountRows(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS, path);
   const unreadable = new Set(failed);
   const now = Date.now();
   // The same query read the items' settings: the privacy check that follows finds them in this isolate.
@@ -232,6 +235,11 @@ function remember(rt: Runtime, key: string, value: CachedCounts, pinMs = 0, { me
 export function rememberCounts(rt: Runtime, key: string, counts: Counts): void {
   const now = Date.now();
   remember(rt, key, { counts, asOf: now, countedAt: now }, OWN_WRITE_PIN_MS, ttls(rt.env), now);
+}
+
+/** The counts this isolate holds fresh for the item, if any. */
+export function freshCounts(key: string): CachedCounts | undefined {
+  return memory.fresh(key, Date.now());
 }
 
 /** The last counts this isolate saw for the item, fresh or not. */

@@ -13,6 +13,7 @@ import { readJson } from "../lib/validation";
 import { requireUser } from "../middleware/auth";
 import { identifyViewer } from "../middleware/viewer";
 import { itemAccess } from "../privacy/access";
+import { settingsForItem } from "../likes/write-settings";
 import type { AppEnv } from "../types";
 import { routeLabel } from "../metrics/route-label";
 
@@ -28,18 +29,18 @@ async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
   }
   const { userId } = c.get("principal");
   const key = itemKey(ref.item_type, ref.item_id);
-  const shown = await itemAccess(c.env, c.get("viewer"), key, "event");
+  const rt = { env: c.env, ctx: c.executionCtx };
+  const shown = await itemAccess(c.env, c.get("viewer"), await settingsForItem(rt, key), "event");
   const permit = await withRetries(async (): Promise<EventPermit> => await userLikes(c.env, userId, routeLabel(c)).allowEvent(counter));
   if (!permit.allowed) {
     throw new ApiError(429, "rate_limited", `Too many ${counter} from this user; retry later.`, {
       retryAfter: permit.retryAfter,
     });
   }
-  const rt = { env: c.env, ctx: c.executionCtx };
   // Keys are scoped to the user and counter, so two users (or a view and a
   // share) can never cancel each other out by choosing the same key.
   const scopedKey = header.data === undefined ? undefined : `${counter}:${userId}:${header.data}`;
-  await readCounts(rt, key).catch(() => undefined);
+  await readCounts(rt, key, "write_answer", "critical").catch(() => undefined);
   const counted = recordEvent(rt, key, counter, scopedKey, counter === "views" ? userId : undefined);
   const total = counted ? bumpCounts(rt, key, counter, 1)[counter] : (lastKnownCounts(key)?.counts[counter] ?? 0);
   const count = shownCount(total, shown);

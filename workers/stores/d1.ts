@@ -2,6 +2,9 @@ import { config } from "../../shared/config";
 import { metrics } from "../../metrics/recorder";
 import { guarded } from "./breakers";
 
+/** "critical": a query made before a write's answer (a like, save, view or share), which the answer waits for. */
+export type QueryPath = "critical";
+
 /** A database's binding name (`DB`, `DB_1`, ...), found once per binding object. */
 const names = new WeakMap<D1Database, string>();
 
@@ -25,13 +28,15 @@ function bindingName(env: Env, db: D1Database): string {
  *   instead, and is not retried.
  * Every statement plaudit runs is safe to repeat (upserts, conditional or
  * keyed writes, reads), which is what makes a retry after a deadline sound.
+ * A query a write's answer waits for is counted with `path="critical"`
+ * (QueryPath): the round trips a user waits on, which the write path keeps rare.
  */
-export function d1(env: Env, db: D1Database, caller: string, timeoutMs?: number) {
+export function d1(env: Env, db: D1Database, caller: string, timeoutMs?: number, path?: QueryPath) {
   const database = bindingName(env, db);
   const deadline = Math.min(timeoutMs ?? Infinity, config(env).D1_TIMEOUT_MS);
   const call = <T>(work: () => Promise<T>) => guarded(env, { dependency: `d1:${database}`, endpoint: database }, deadline, work, timeoutMs === undefined ? 3 : 1);
   const meter = (metas: readonly D1Meta[]) => {
-    metrics.count("d1_queries_total", { caller, database }, metas.length);
+    metrics.count("d1_queries_total", path ? { caller, database, path } : { caller, database }, metas.length);
     metrics.count("d1_rows_read_total", { caller }, metas.reduce((sum, meta) => sum + (meta.rows_read ?? 0), 0));
     metrics.count("d1_rows_written_total", { caller }, metas.reduce((sum, meta) => sum + (meta.rows_written ?? 0), 0));
     const size = metas.findLast((meta) => typeof meta.size_after === "number")?.size_after;

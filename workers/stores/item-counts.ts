@@ -3,7 +3,7 @@ import type { CountSnapshot } from "../../shared/emissions";
 import { indexDraw, userIndexDraw } from "../../shared/item-index";
 import { UNKNOWN_ITEM, type ItemSettings } from "../../shared/privacy";
 import { byCountDatabase, countDatabases } from "./count-databases";
-import { d1 } from "./d1";
+import { d1, type QueryPath } from "./d1";
 import { splitItem } from "./item-key";
 import { settingsFromRow, type SettingsColumns } from "./item-settings";
 import { readCentralRows, type Trips } from "./central-feed";
@@ -68,7 +68,7 @@ export const MAX_ROUND_TRIPS = 2;
  * off, down, slow, or left keys twice) falls back to the databases: more
  * round trips, the same answer. A database that fails fails only its own items.
  */
-export async function readCountRows(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
+export async function readCountRows(env: Env, items: readonly string[], caller: string, timeoutMs: number, path?: QueryPath): Promise<StoreRead> {
   const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
   const trips: Trips = { d1: 0, central: 0 };
   let groups = [...byCountDatabase(env, items, (item) => item)];
@@ -76,7 +76,7 @@ export async function readCountRows(env: Env, items: readonly string[], caller: 
     const left = await readCentralRows(env, items, timeoutMs, read, trips, MAX_ROUND_TRIPS);
     groups = [...byCountDatabase(env, left, (item) => item)];
   }
-  await Promise.all(groups.map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, trips)));
+  await Promise.all(groups.map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, trips, path)));
   if (trips.d1 > 0) metrics.count("store_round_trips_total", { caller, store: "d1" }, trips.d1);
   if (trips.central > 0) metrics.count("store_round_trips_total", { caller, store: "central" }, trips.central);
   metrics.count("store_reads_total", { caller, round_trips: String(trips.d1 + trips.central) });
@@ -102,12 +102,21 @@ function keepBookmark(db: D1Database, bookmark: string | null): void {
   if (bookmark && (known === undefined || known < bookmark)) bookmarks.set(db, bookmark);
 }
 
-async function readDatabase(env: Env, db: D1Database, group: string[], caller: string, timeoutMs: number, read: StoreRead, trips: Trips): Promise<void> {
+async function readDatabase(
+  env: Env,
+  db: D1Database,
+  group: string[],
+  caller: string,
+  timeoutMs: number,
+  read: StoreRead,
+  trips: Trips,
+  path?: QueryPath,
+): Promise<void> {
   trips.d1++;
   try {
     const pairs = JSON.stringify(group.map(splitItem));
     const session = db.withSession(bookmarks.get(db) ?? "first-unconstrained");
-    const rows = await d1(env, db, caller, timeoutMs).all<Row>(session.prepare(SELECT).bind(pairs));
+    const rows = await d1(env, db, caller, timeoutMs, path).all<Row>(session.prepare(SELECT).bind(pairs));
     keepBookmark(db, session.getBookmark());
     for (const row of rows) {
       const key = `${row.item_type}:${row.item_id}`;

@@ -1,6 +1,6 @@
 import { UNKNOWN_ITEM, type ItemSettings, type Visibility } from "../../shared/privacy";
 import { byCountDatabase } from "./count-databases";
-import { d1 } from "./d1";
+import { d1, type QueryPath } from "./d1";
 import { splitItem } from "./item-key";
 
 /** An item_settings row, as the feed read and the settings read select it. */
@@ -23,8 +23,14 @@ const SELECT = `SELECT item_type, item_id, owner_id, visibility, hide_counts FRO
   WHERE (item_type, item_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))`;
 
 /** The settings of the items one database holds, in one query; an item with no row is an unknown item. */
-export async function readSettingsRows(env: Env, db: D1Database, keys: readonly string[], caller: string): Promise<Map<string, ItemSettings>> {
-  const results = await d1(env, db, caller).all<Row>(db.prepare(SELECT).bind(JSON.stringify(keys.map(splitItem))));
+export async function readSettingsRows(
+  env: Env,
+  db: D1Database,
+  keys: readonly string[],
+  caller: string,
+  path?: QueryPath,
+): Promise<Map<string, ItemSettings>> {
+  const results = await d1(env, db, caller, undefined, path).all<Row>(db.prepare(SELECT).bind(JSON.stringify(keys.map(splitItem))));
   const rows = new Map(results.map((row) => [`${row.item_type}:${row.item_id}`, settingsFromRow(row)]));
   return new Map(keys.map((key) => [key, rows.get(key) ?? UNKNOWN_ITEM]));
 }
