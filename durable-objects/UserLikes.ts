@@ -1,6 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
+import { USER_DELIVERY_TIMEOUT_MS } from "../shared/own-writes";
 import type { EventCounter, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { itemObjectName, shardObjectName } from "../shared/object-names";
@@ -22,12 +23,11 @@ import { Soon } from "./lib/soon";
 import { keyOf, UserOutbox, type EdgeRef } from "./lib/user-outbox";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
+import { settleAll } from "../shared/settle";
 
 /** Exported for the upgrade tests. */
 export { BASELINE, MIGRATIONS };
 
-/** How long a delivery waits for the item side before the alarm takes over. */
-const DELIVERY_TIMEOUT_MS = 3_000;
 /**
  * Delivered marks ride on the user's next like's commit; once the object has
  * delivered nothing for this long (lib/soon.ts) they get a commit of their
@@ -38,6 +38,8 @@ const DELIVERY_TIMEOUT_MS = 3_000;
 const DELIVERED_PERSIST_MS = 2_000;
 /** A safety alarm after every burst of writes: it redelivers whatever a crash left in the outbox. */
 const OUTBOX_SWEEP_MS = 10_000;
+/** Item objects an import call delivers to at once. */
+const IMPORT_DELIVERY_CONCURRENCY = 8;
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 5 * 60_000;
 /** A removal step cut off by a crash is taken up again after this long. */
@@ -74,6 +76,7 @@ export class UserLikes extends DurableObject<Env> {
   /** Test hook: toggles hang while set, then fail (an object that cannot be reached). */
   readonly faults = { unreachable: false };
   readonly #removal: Removal;
+  #importDeliveries: Promise<unknown> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -174,7 +177,8 @@ export class UserLikes extends DurableObject<Env> {
   /**
    * Edges brought from another system, for one user, in one commit (see
    * applyImports): outside the user's rate limits, which pace people, not
-   * migrations (the importer paces itself). Delivered like a live change.
+   * migrations (the importer paces itself on the answers and the queue
+   * backlog). Delivered like a live change.
    */
   importEdges(user: string, edges: readonly ImportedEdge[]): ImportOutcome[] {
     // A removed account takes no imports: they would bring back what the removal undid.
@@ -194,8 +198,26 @@ export class UserLikes extends DurableObject<Env> {
       metrics.count("outbox_enqueued_total", { object: "user_likes" }, result.changed.length);
       scheduleFlush(this.env, this.ctx);
     }
-    for (const item of result.changed) void this.#deliverEdge(item, "likes");
+    // A few items at a time, not all at once: with importsDelivered() an
+    // importer then never has more item objects setting up their storage than
+    // its calls in flight times this bound (thousands at once exhausted the
+    // local runtime's SQLite memory). A failed delivery stays in the outbox for
+    // the alarm, as a live like's does.
+    const delivering = settleAll([...new Set(result.changed)], IMPORT_DELIVERY_CONCURRENCY, (item) => this.#deliverEdge(item, "likes"));
+    this.#importDeliveries = Promise.all([this.#importDeliveries, delivering]);
     return result.outcomes;
+  }
+
+  /**
+   * Resolves once the item side took every imported edge handed to it so far
+   * (or their deliveries failed, and wait in the outbox for the alarm). The
+   * import route waits on it before it answers: the importer's pace is then
+   * what the item objects take. Its own call, so that a deadline passing while
+   * it waits never repeats the import itself (a repeat would report the
+   * applied edges as duplicates).
+   */
+  async importsDelivered(): Promise<void> {
+    await this.#importDeliveries;
   }
 
   /**
@@ -371,7 +393,7 @@ export class UserLikes extends DurableObject<Env> {
       return await Promise.race([
         promise,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("item side did not answer in time")), DELIVERY_TIMEOUT_MS);
+          timer = setTimeout(() => reject(new Error("item side did not answer in time")), USER_DELIVERY_TIMEOUT_MS);
         }),
       ]);
     } finally {

@@ -46,6 +46,11 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_reconciliation_relative_drift: "Largest |count - truth| / truth among the items the last reconciliation repaired.",
   plaudit_reconciliation_items_checked_total: "Items reconciliation compared with their objects (recent ones and the walk over every item).",
   plaudit_reconciliation_oldest_check_seconds: "Every item ever counted was checked within this many seconds (the walk over the index).",
+  plaudit_import_edges_total: "Imported edges by outcome (applied, duplicate, superseded, barred).",
+  plaudit_import_backpressure_total:
+    "Import calls refused with 503 and a Retry-After so the importer slows down, by reason (queue_backlog, object_error).",
+  plaudit_reconciliation_slice_items_total:
+    "Items checked by reconciliation's queued slices, by reason (sample: the random sample; drift: around a drifted item) and outcome (ok, lag, repaired, failed).",
   plaudit_reconciliation_rechecks_total:
     "Rechecks of hot and large items between reconciliation runs, by outcome (ok, lag, repaired, failed).",
 };
