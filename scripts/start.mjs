@@ -38,6 +38,7 @@ const children = [];
 let stopping = false;
 let stopSchedule = () => {};
 let knownDescendants = [];
+let worker;
 
 const schedule = process.env.PLAUDIT_SCHEDULE ?? "on";
 if (!/^(on|off|\d+s)$/.test(schedule)) await fail(`PLAUDIT_SCHEDULE is "on", "off" or a number of seconds like "10s", not "${schedule}".`);
@@ -68,7 +69,10 @@ async function shutdown(code) {
   stopSchedule();
   rmSync(endpointFile, { force: true });
   // Taken before any signal: a process whose parent has exited can no longer be found from here.
-  await endAll([...descendants(process.pid), ...knownDescendants]);
+  // Once wrangler is gone its workerd can only be found in the list taken at start (a pid that old
+  // may since name another process, so that list serves only then).
+  const wranglerGone = worker !== undefined && (worker.exitCode !== null || worker.signalCode !== null);
+  await endAll([...descendants(process.pid), ...(wranglerGone ? knownDescendants : [])]);
   process.exit(code);
 }
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => void shutdown(0));
@@ -108,7 +112,7 @@ const args = [
   ...extraVars,
   ...process.argv.slice(2),
 ];
-const worker = spawn(wrangler, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+worker = spawn(wrangler, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
 children.push(worker);
 worker.on("exit", (code, signal) => {
   if (!stopping) console.error(`wrangler dev exited (${code ?? signal}); stopping everything.`);

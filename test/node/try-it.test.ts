@@ -4,15 +4,14 @@
 // shows. Then the schedule's own reconciliation repairs a count row deleted
 // from D1 (no call to /__scheduled), and SIGTERM to `npm start` ends every
 // process it started and frees every port they took.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../bench/lib/server";
+import { expectAllGone, killGroup, listeningPorts, npmStart, root, startEnv, type NpmStart } from "./npm-start";
 
-const root = resolve(import.meta.dirname, "../..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 /** Each command is tried again until its answer matches, for answers the pipeline brings within a second or two. */
 const STEP_TIMEOUT_MS = 30_000;
@@ -40,43 +39,8 @@ function answerPattern(expected: string[]): RegExp {
 
 let dir: string;
 let port: number;
-let server: ChildProcess;
-let output = "";
+let server: NpmStart | undefined;
 let env: NodeJS.ProcessEnv;
-
-function groupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The TCP ports the processes of a group listen on (ss, Linux). */
-function listeningPorts(group: number): number[] {
-  const pids = new Set(
-    spawnSync("ps", ["-o", "pid=", "-g", String(group)], { encoding: "utf8" })
-      .stdout.trim()
-      .split(/\s+/)
-      .map(Number),
-  );
-  const ports: number[] = [];
-  for (const line of spawnSync("ss", ["-ltnpH"], { encoding: "utf8" }).stdout.split("\n")) {
-    const port = /:(\d+)\s/.exec(line)?.[1];
-    const owners = [...line.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
-    if (port && owners.some((pid) => pids.has(pid))) ports.push(Number(port));
-  }
-  return ports;
-}
-
-async function refused(port: number): Promise<boolean> {
-  return await new Promise((done) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => (socket.destroy(), done(false)));
-    socket.once("error", () => done(true));
-  });
-}
 
 function d1(sql: string): Record<string, unknown>[] {
   const run = spawnSync(wrangler, ["d1", "execute", "DB", "--local", "--persist-to", join(dir, "state"), "--json", "--command", sql], {
@@ -91,31 +55,13 @@ function d1(sql: string): Record<string, unknown>[] {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "plaudit-try-it-"));
   port = await freePort();
-  env = {
-    ...process.env,
-    PLAUDIT_PORT: String(port),
-    PLAUDIT_STATE_DIR: join(dir, "state"),
-    PLAUDIT_DEV_VARS: join(dir, "dev.vars"),
-    // A short schedule, so the reconciliation below runs within seconds (README, Configuration).
-    PLAUDIT_SCHEDULE: "3s",
-  };
-  delete env.ALTERNATOR_ENDPOINT;
-  // Its own process group, so the checks below see every process it started, and a failed run can end them all.
-  server = spawn("npm", ["start"], { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  server.stdout!.on("data", (chunk) => (output += chunk));
-  server.stderr!.on("data", (chunk) => (output += chunk));
-  await vi.waitFor(
-    () => {
-      if (server.exitCode !== null) throw new Error(`npm start exited: ${output}`);
-      expect(output).toContain("state folder");
-    },
-    // Two D1 migrations and wrangler dev: about a minute alone, several on a busy machine.
-    { timeout: 300_000, interval: 250 },
-  );
+  // A short schedule, so the reconciliation below runs within seconds (README, Configuration).
+  env = startEnv(port, join(dir, "state"), join(dir, "dev.vars"), { PLAUDIT_SCHEDULE: "3s" });
+  server = await npmStart(env);
 }, 330_000);
 
-afterAll(async () => {
-  if (server.pid && groupAlive(server.pid)) process.kill(-server.pid, "SIGKILL");
+afterAll(() => {
+  killGroup(server);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -123,7 +69,7 @@ describe("npm start, and the README's Try it", () => {
   it("prints where everything is", () => {
     const url = `http://127.0.0.1:${port}`;
     for (const where of [`${url}/v1/`, `${url}/docs`, `${url}/dashboard`, `${url}/live`, "central store  http://127.0.0.1:", `state folder   ${join(dir, "state")}`]) {
-      expect(output).toContain(where);
+      expect(server!.output()).toContain(where);
     }
   });
 
@@ -165,13 +111,13 @@ describe("npm start, and the README's Try it", () => {
   }, 150_000);
 
   it("stops on SIGTERM, leaving no process and every port it took free", async () => {
-    const group = server.pid!;
+    const group = server!.group;
     const ports = listeningPorts(group);
     // The API's port and the central store's at least.
     expect(ports).toContain(port);
     expect(ports.length).toBeGreaterThanOrEqual(2);
+    // To npm alone, as a supervisor would: npm does not pass it on, and npm start stops all the same.
     process.kill(group, "SIGTERM");
-    await vi.waitFor(() => expect(groupAlive(group)).toBe(false), { timeout: 30_000, interval: 100 });
-    for (const taken of ports) expect(await refused(taken), `port ${taken}`).toBe(true);
+    await expectAllGone(group, ports);
   }, 60_000);
 });
