@@ -25,7 +25,8 @@ const { values } = parseArgs({
   },
 });
 const [edges, userCount, itemCount] = [Number(values.edges), Number(values.users), Number(values.items)];
-const server = await startServer();
+// A shared machine may take minutes to bring wrangler up.
+const server = await startServer({ readyTimeoutMs: 300_000 });
 try {
   const file = join(server.stateDir, "likes.ndjson");
   const users = idRange(userCount);
