@@ -1,6 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
+import { USER_DELIVERY_TIMEOUT_MS } from "../shared/own-writes";
 import type { EventCounter, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { itemObjectName, shardObjectName } from "../shared/object-names";
@@ -27,8 +28,6 @@ import { settleAll } from "../shared/settle";
 /** Exported for the upgrade tests. */
 export { BASELINE, MIGRATIONS };
 
-/** How long a delivery waits for the item side before the alarm takes over. */
-const DELIVERY_TIMEOUT_MS = 3_000;
 /**
  * Delivered marks ride on the user's next like's commit; once the object has
  * delivered nothing for this long (lib/soon.ts) they get a commit of their
@@ -394,7 +393,7 @@ export class UserLikes extends DurableObject<Env> {
       return await Promise.race([
         promise,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("item side did not answer in time")), DELIVERY_TIMEOUT_MS);
+          timer = setTimeout(() => reject(new Error("item side did not answer in time")), USER_DELIVERY_TIMEOUT_MS);
         }),
       ]);
     } finally {

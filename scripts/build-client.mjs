@@ -3,6 +3,8 @@
 // one minified ES module: clients/typescript/dist/plaudit-like.min.js, and a
 // copy in public/demo/ for the demo page `npm start` serves. Prints its size
 // minified and gzipped, and fails above the 12 KB budget host apps are promised.
+// Also bundles the React demo feed (clients/typescript/demo/react-feed.ts, React
+// included) into public/demo/react-feed.js.
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,6 +23,17 @@ await build({
   minify: true,
   format: "esm",
   target: "es2022",
+  legalComments: "none",
+  logLevel: "warning",
+});
+await build({
+  entryPoints: [join(root, "clients", "typescript", "demo", "react-feed.ts")],
+  outfile: join(root, "public", "demo", "react-feed.js"),
+  bundle: true,
+  minify: true,
+  format: "esm",
+  target: "es2022",
+  define: { "process.env.NODE_ENV": '"production"' },
   legalComments: "none",
   logLevel: "warning",
 });

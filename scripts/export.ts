@@ -70,7 +70,9 @@ try {
   process.exit(1);
 }
 
-// Likes per item per day identify no one: the history's daily differences, for the exported items.
+// Likes per item per day identify no one: the history's daily differences, for the exported items. Read without a
+// token, so they follow the items' privacy: an item only its owner may see reads as untouched, hidden counts as null,
+// and neither gives a line.
 let daily = 0;
 if (values.url) {
   const days = Math.min(MAX_HISTORY_DAYS, Math.ceil((Date.now() - from) / DAY_MS));
@@ -81,10 +83,10 @@ if (values.url) {
       console.error(`\nthe history of ${item} could not be read: ${response.status}`);
       process.exit(1);
     }
-    const { days: rows } = (await response.json()) as { days: { date: string; likes: number }[] };
+    const { days: rows } = (await response.json()) as { days: { date: string; likes: number | null }[] };
     for (const row of rows) {
       const at = Date.parse(`${row.date}T00:00:00Z`);
-      if (at >= from && at < to && row.likes !== 0) line({ kind: "daily", item_type: itemType, item_id: itemId, date: row.date, likes: row.likes }) && daily++;
+      if (at >= from && at < to && row.likes !== 0 && row.likes !== null) line({ kind: "daily", item_type: itemType, item_id: itemId, date: row.date, likes: row.likes }) && daily++;
     }
   }
 }

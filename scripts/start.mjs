@@ -72,6 +72,12 @@ async function shutdown(code) {
   process.exit(code);
 }
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => void shutdown(0));
+// `npm start` runs this under npm and a shell, and a SIGTERM to npm ends
+// those two only: a new parent means whoever started it is gone, so stop.
+// Its output may be gone with it: a write that fails must not end this process before it stopped the others.
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && void shutdown(0), 250).unref();
 
 const vars = readDevVars(devVars);
 const configured = process.env.ALTERNATOR_ENDPOINT || vars.ALTERNATOR_ENDPOINT;

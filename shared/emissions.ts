@@ -39,6 +39,12 @@ export const CountSnapshot = z.object({
   counts: z.object(Object.fromEntries(COUNTER_TYPES.map((c) => [c, Count])) as Record<(typeof COUNTER_TYPES)[number], typeof Count>),
   /** The head's HyperLogLog estimate of distinct viewers (absent from emitters that predate it). */
   unique_viewers: Count.optional(),
+  /**
+   * When the head took these counts (ms since the epoch; absent from emitters
+   * that predate it): what a reader compares a user's own write with, since a
+   * row stored after the write may still hold counts taken before it.
+   */
+  at: Count.optional(),
 });
 export type CountSnapshot = z.infer<typeof CountSnapshot>;
 

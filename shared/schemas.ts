@@ -118,6 +118,9 @@ export const ShownCountsObject = z.object({
   views: ShownCount,
   shares: ShownCount,
   saves: ShownCount,
+  unique_viewers: ShownCount.optional().meta({
+    description: "Distinct users who viewed the item (estimate); only when asked for; null when the owner hides the item's counts from others",
+  }),
 });
 
 export const CountResponse = z.object({
@@ -330,7 +333,8 @@ export const HistoryQuery = z.object({
     .meta({ description: `Days to answer, ending today (UTC); default 30, at most ${MAX_HISTORY_DAYS}` }),
 });
 
-const HistoryCounts = z.object({ likes: z.number().int(), saves: z.number().int(), views: z.number().int(), shares: z.number().int() });
+const HistoryCount = z.number().int().nullable().meta({ description: "null when the item's owner hides its counts from others" });
+const HistoryCounts = z.object({ likes: HistoryCount, saves: HistoryCount, views: HistoryCount, shares: HistoryCount });
 
 export const HistoryDay = HistoryCounts.extend({
   date: z.iso.date().meta({ description: "The UTC day" }),

@@ -7,9 +7,10 @@ import { queueRandomSample } from "./pipeline/reconcile-follow-ups";
 
 /**
  * Cron (every 5 minutes): applies the toggles kept while users' objects were
- * unreachable, then reconciles the stores with the item objects and hands
- * the queue's consumers this run's random sample. Cron is at least once;
- * all three are idempotent.
+ * unreachable that their own queued drains left (the backstop; docs/api.md),
+ * then reconciles the stores with the item objects and hands the queue's
+ * consumers this run's random sample. Cron is at least once; all three are
+ * idempotent.
  */
 export async function scheduled(_controller: ScheduledController, env: Env, ctx?: ExecutionContext): Promise<void> {
   await drainIntents(env).catch((error: unknown) => log("error", "intents_drain_failed", { error: String(error) }));

@@ -150,7 +150,8 @@ async function startWith(nodeArgs: string[], options: ServerOptions): Promise<Lo
     port,
     secret,
     stateDir,
-    readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+    // Four migration runs and wrangler's build before the first answer: on a busy 2-core machine that outlasts a minute.
+    readyTimeoutMs: options.readyTimeoutMs ?? 180_000,
   });
 }
 

@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type WebSocket } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idRange, serviceToken, userTokens } from "../../bench/lib/plaudit";
 import { removeStateDir, startServer, type LocalServer } from "../../bench/lib/server";
@@ -61,11 +61,15 @@ async function api(method: string, path: string, token?: string, body?: unknown)
 
 const likesOf = async (id: string) => (await api("GET", `/v1/count?item_id=${id}&item_type=post`)).body.counts.likes as number | null;
 
-/** The demo feed with these posts, signed in with `token` (read-only without), once every button has read its item. */
-async function openFeed(context: BrowserContext, ids: readonly string[], token?: string): Promise<Page> {
+/**
+ * The demo feed with these posts, signed in with `token` (read-only without),
+ * once every button has read its item (and shows its count, unless hidden).
+ */
+async function openFeed(context: BrowserContext, ids: readonly string[], token?: string, { hidden = false } = {}): Promise<Page> {
   const page = await context.newPage();
   await page.goto(`${server.url}/demo/?items=${ids.join(",")}${token ? `#token=${token}` : ""}`);
   await expect.poll(() => loadedCount(page), { timeout: 30_000 }).toBe(ids.length);
+  if (!hidden) await expect.poll(() => page.locator("plaudit-like[count]").count(), { timeout: 30_000 }).toBe(ids.length);
   return page;
 }
 
@@ -109,20 +113,34 @@ describe("the like button in chromium", () => {
 
     const context = await browser!.newContext();
     const calls: string[] = [];
-    let sockets = 0;
+    const sockets: WebSocket[] = [];
+    const sentFrames: string[] = [];
     context.on("request", (request) => {
       const path = new URL(request.url()).pathname;
       if (path.startsWith("/v1/")) calls.push(`${request.method()} ${path}`);
     });
-    context.on("page", (page) => page.on("websocket", () => sockets++));
+    context.on("page", (page) =>
+      page.on("websocket", (socket) => {
+        sockets.push(socket);
+        socket.on("framesent", (frame) => sentFrames.push(String(frame.payload)));
+      }),
+    );
     const page = await openFeed(context, ids, token);
     expect(calls.filter((c) => c === "POST /v1/counts")).toHaveLength(1);
     expect(calls.filter((c) => c === "POST /v1/has_liked")).toHaveLength(1);
-    await expect.poll(() => sockets).toBe(1);
+    await expect.poll(() => sockets.length).toBe(1);
+    await expect.poll(() => sentFrames.filter((f) => f.includes('"subscribe"')).length).toBe(1);
+    expect(JSON.parse(sentFrames.find((f) => f.includes('"subscribe"'))!).items).toHaveLength(50);
     expect(await shown(page, ids[0]!)).toMatchObject({ pressed: "false", count: "0", title: "0 likes" });
     expect(await shown(page, ids[7]!)).toMatchObject({ pressed: "false", count: "1", title: "1 like" });
     expect(await shown(page, ids[9]!)).toMatchObject({ pressed: "true", count: "1" });
     expect((await shown(page, ids[0]!)).label).toMatch(/^Like this post/);
+
+    // A button taken off the page unsubscribes its item; the last one gone closes the socket.
+    await page.evaluate((id) => document.querySelector(`plaudit-like[item-id="${id}"]`)!.remove(), ids[0]!);
+    await expect.poll(() => sentFrames.filter((f) => f.includes('"unsubscribe"'))).toEqual([JSON.stringify({ type: "unsubscribe", items: [{ item_id: ids[0], item_type: "post" }] })]);
+    await page.evaluate(() => document.getElementById("feed")!.replaceChildren());
+    await expect.poll(() => sockets[0]!.isClosed(), { timeout: 10_000 }).toBe(true);
     await context.close();
   }, 120_000);
 
@@ -189,8 +207,8 @@ describe("the like button in chromium", () => {
     const settings = await api("PUT", `/v1/admin/items/post/${id}/settings`, service, { owner_id: owner, hide_counts: true });
     expect(settings.status).toBe(200);
     const context = await browser!.newContext();
-    const page = await openFeed(context, [id!], await newUserToken());
-    expect(await shown(page, id!)).toMatchObject({ pressed: "false", count: "", title: "", label: "Like this post" });
+    const page = await openFeed(context, [id!], await newUserToken(), { hidden: true });
+    expect(await shown(page, id!)).toMatchObject({ pressed: "false", count: "", title: "", label: "Like this post", message: "" });
     expect(await page.locator(`plaudit-like[item-id="${id}"]`).getAttribute("count")).toBeNull();
     await press(page, id!);
     await expect.poll(() => shown(page, id!), { timeout: 15_000 }).toMatchObject({ pressed: "true", busy: "false", count: "" });
@@ -224,6 +242,29 @@ describe("the like button in chromium", () => {
     await expect.poll(() => shown(page, ids[0]!), { timeout: 15_000 }).toMatchObject({ pressed: "false", count: "0", disabled: true });
     expect((await shown(page, ids[0]!)).message).toMatch(/too many likes, try again in \d+ s/);
     expect(await likesOf(ids[0]!)).toBe(0);
+    await context.close();
+  }, 60_000);
+
+  it("does the same in React: <LikeButton>s share one read and toggle", async () => {
+    const ids = idRange(50, 408_000n);
+    const token = await newUserToken();
+    const context = await browser!.newContext();
+    const calls: string[] = [];
+    context.on("request", (request) => calls.push(`${request.method()} ${new URL(request.url()).pathname}`));
+    const page = await context.newPage();
+    await page.goto(`${server.url}/demo/react.html?items=${ids.join(",")}#token=${token}`);
+    const enabled = () => page.evaluate(() => Array.from(document.querySelectorAll("article button")).filter((b) => !(b as HTMLButtonElement).disabled).length);
+    await expect.poll(enabled, { timeout: 30_000 }).toBe(50);
+    expect(calls.filter((c) => c === "POST /v1/counts")).toHaveLength(1);
+    expect(calls.filter((c) => c === "POST /v1/has_liked")).toHaveLength(1);
+    const button = page.locator(`article[data-item="${ids[4]}"] button`);
+    expect(await button.getAttribute("aria-pressed")).toBe("false");
+    await button.click();
+    await expect.poll(() => button.getAttribute("aria-pressed")).toBe("true");
+    await expect.poll(() => button.textContent(), { timeout: 15_000 }).toContain("1");
+    await expect.poll(() => button.getAttribute("aria-busy"), { timeout: 15_000 }).toBe("false");
+    expect(await button.getAttribute("title")).toBe("1 like");
+    expect(await likesOf(ids[4]!)).toBe(1);
     await context.close();
   }, 60_000);
 

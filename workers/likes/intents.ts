@@ -24,12 +24,13 @@ const CRON_CONCURRENCY = 16;
 /**
  * While the object stays unreachable, the drain asks again after these
  * delays (seconds), the last repeated: an object that answers again has its
- * intents applied within about the last delay. After MAX_ATTEMPTS (about
- * ten minutes) the cron's run takes over, so an object gone for hours costs
- * a message every few seconds for ten minutes, then nothing until the cron.
+ * intents applied within about the last delay. After MAX_ATTEMPTS (each also
+ * waiting up to OBJECT_CALL_TIMEOUT_MS: ten to fifteen minutes) the cron's
+ * run takes over, so an object gone for hours costs a message every few
+ * seconds for those minutes, then nothing until the cron.
  */
 const RETRY_DELAYS = [1, 1, 2, 2, 3, 4];
-const MAX_ATTEMPTS = 150;
+const MAX_ATTEMPTS = 100;
 /** An isolate asks for one user's drain at most once in this window: a burst of 202s is one message. */
 const ASK_WINDOW_MS = 1_000;
 const asked = new Map<string, number>();

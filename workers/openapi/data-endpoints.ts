@@ -33,8 +33,9 @@ export const DATA_ENDPOINTS: readonly Endpoint[] = [
     tag: "likes",
     summary: "The caller's own likes, newest first",
     description:
-      "Exact, from the caller's own object. Paged by an opaque cursor over (liked_at, item): a like made while a client pages is newer than every cursor, so no page skips or repeats an item because of it. `item_type` keeps one type only. Likes accepted as pending (202) and not yet applied lead the first page, marked `pending: true`; an item whose unlike is pending is left out (read-your-writes).",
+      "Exact, from the caller's own object. Paged by an opaque cursor over (liked_at, item): a like made while a client pages is newer than every cursor, so no page skips or repeats an item because of it. `item_type` keeps one type only. Likes accepted as pending (202) and not yet applied lead the first page, marked `pending: true`; an item whose unlike is pending is left out (read-your-writes). A like of an item the caller may no longer see is left out, pending or not, as `has_liked` answers false for it, and shows again once they may see it (docs/privacy.md, \"A like out of sight\"); the page is filled from further rows (at most five reads, so a page may hold fewer while `next_cursor` goes on).",
     auth: "user",
+    viewer: true,
     query: { schema: OwnLikesQuery, example: { item_type: "post", limit: "2" } },
     response: {
       description: "One page of likes.",

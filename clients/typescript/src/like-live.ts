@@ -5,7 +5,8 @@ const MAX_ITEMS = 100;
 const KEEPALIVE_MS = 30_000;
 const MAX_BACKOFF_MS = 30_000;
 
-export type LiveListener = (key: string, likes: number) => void;
+/** `likes` is null when the item's owner hides its counts from this socket's viewer. */
+export type LiveListener = (key: string, likes: number | null) => void;
 
 /**
  * One WebSocket per page to `/v1/live`, shared by every button: items are
@@ -35,9 +36,9 @@ export class LiveFeed {
   }
 
   watch(key: string, item: ItemRef): void {
-    if (this.#items.has(key) || this.#items.size >= MAX_ITEMS) return;
+    // Back before its unsubscribe went out (a button moved in the page): nothing to send.
+    if (this.#removed.delete(key) || this.#items.has(key) || this.#items.size >= MAX_ITEMS) return;
     this.#items.set(key, item);
-    this.#removed.delete(key);
     this.#added.add(key);
     this.#schedule();
   }
@@ -91,7 +92,8 @@ export class LiveFeed {
       if (typeof event.data !== "string" || event.data === "pong") return;
       const message = JSON.parse(event.data) as LiveMessage;
       if (message.type !== "counts") return;
-      for (const [key, counts] of Object.entries(message.counts)) this.#onCounts(key, counts.likes);
+      // A null count is one the owner hides from this viewer: nothing to show, as a read's null.
+      for (const [key, counts] of Object.entries(message.counts)) if (counts.likes !== null) this.#onCounts(key, counts.likes);
     };
     socket.onclose = () => {
       if (this.#socket !== socket) return;

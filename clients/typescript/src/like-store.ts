@@ -20,7 +20,7 @@ export type LikeState = {
   blockedUntil: number;
   /** Whether the first read of the item has come back. */
   loaded: boolean;
-  /** A token is configured: the user can press it. */
+  /** The host app gave a token: the user can press it. */
   canLike: boolean;
 };
 
@@ -47,9 +47,13 @@ type Entry = {
   error: string | null;
   blockedUntil: number;
   loaded: boolean;
+  /** The owner hides the count from this viewer. */
+  hidden: boolean;
+  rereads: number;
 };
 
 const MAX_BATCH = 100;
+const REREAD_DELAYS_MS = [500, 2_000, 8_000];
 /** Waits before resending an intent whose answer was lost; the last failure rolls back. */
 const RESEND_DELAYS_MS = [300, 1_000];
 
@@ -104,7 +108,7 @@ export class LikeStore {
     const key = itemKeyOf(item);
     let entry = this.#entries.get(key);
     if (!entry) {
-      entry = { item, watchers: new Set(), count: null, liked: false, wanted: false, inFlight: false, pending: false, error: null, blockedUntil: 0, loaded: false, state: EMPTY };
+      entry = { item, watchers: new Set(), count: null, liked: false, wanted: false, inFlight: false, pending: false, error: null, blockedUntil: 0, loaded: false, hidden: false, rereads: 0, state: EMPTY };
       this.#entries.set(key, entry);
       this.#publish(entry);
       this.#queueRead([key]);
@@ -113,10 +117,14 @@ export class LikeStore {
     entry.watchers.add(listener);
     return () => {
       entry.watchers.delete(listener);
-      if (entry.watchers.size || entry.inFlight) return;
-      this.#entries.delete(key);
-      this.#live.unwatch(key);
+      // A change on its way finishes first (its answer is what the user's other tabs hear).
+      if (!entry.watchers.size && !entry.inFlight) this.#forget(key);
     };
+  }
+
+  #forget(key: string): void {
+    this.#entries.delete(key);
+    this.#live.unwatch(key);
   }
 
   /** The item's current state (the same object until it changes). */
@@ -127,7 +135,7 @@ export class LikeStore {
   /** Like or unlike: shown at once, confirmed or rolled back by the answer. */
   toggle(item: ItemRef): void {
     const entry = this.#entries.get(itemKeyOf(item));
-    if (!entry || !entry.loaded || !this.#tokenSource || Date.now() < entry.blockedUntil) return;
+    if (!entry || !entry.loaded || this.#token === null || Date.now() < entry.blockedUntil) return;
     entry.wanted = !entry.wanted;
     entry.error = null;
     entry.pending = false;
@@ -148,6 +156,7 @@ export class LikeStore {
         } else {
           entry.liked = answer.user_liked;
           entry.count = answer.count;
+          entry.hidden = answer.count === null;
           entry.pending = false;
           // The server's word wins over an intent it did not take, so the loop ends.
           if (entry.liked !== intent) entry.wanted = entry.liked;
@@ -165,7 +174,7 @@ export class LikeStore {
     } finally {
       entry.inFlight = false;
       this.#publish(entry);
-      if (!entry.watchers.size) this.#entries.delete(itemKeyOf(entry.item));
+      if (!entry.watchers.size) this.#forget(itemKeyOf(entry.item));
     }
   }
 
@@ -194,9 +203,12 @@ export class LikeStore {
   async #ensureToken(refresh: boolean): Promise<void> {
     if (refresh || !this.#tokenRead) {
       const source = this.#tokenSource;
+      // A host callback that throws leaves the buttons read-only, not broken.
       this.#tokenRead = (async () => {
         this.#token = (source && (await source({ refresh }))) || null;
-      })();
+      })().catch(() => {
+        this.#token = null;
+      });
     }
     await this.#tokenRead;
   }
@@ -222,28 +234,44 @@ export class LikeStore {
       this.#client.counts(items, ["likes"]),
       ...(this.#token ? [...byType].map(([type, group]) => this.#hasLiked(type, group)) : []),
     ]);
-    const likedByKey = new Map<string, boolean>();
+    const likedByKey = new Map<string, { liked: boolean; pending: boolean }>();
     for (const result of liked) if (result.status === "fulfilled") for (const [key, value] of result.value) likedByKey.set(key, value);
+    const unread: string[] = [];
     for (const item of items) {
       const key = itemKeyOf(item);
       const entry = this.#entries.get(key);
       if (!entry) continue;
-      if (counts.status === "fulfilled") {
-        const read = counts.value.counts[key];
-        if (read) entry.count = read.likes ?? null;
-        entry.error = read ? null : UNREAD;
-      } else {
-        entry.error = UNREAD;
+      // null: the server could not read the item now (a partial answer), not a hidden count.
+      const read = counts.status === "fulfilled" ? counts.value.counts[key] : null;
+      if (read) {
+        entry.count = read.likes ?? null;
+        entry.hidden = read.likes === null;
       }
+      const known = likedByKey.get(key);
       if (!entry.inFlight) {
-        entry.liked = entry.wanted = likedByKey.get(key) ?? (this.#token ? entry.liked : false);
+        entry.liked = entry.wanted = known?.liked ?? (this.#token ? entry.liked : false);
+        entry.pending = known?.pending ?? false;
       }
+      entry.error = read ? null : UNREAD;
       entry.loaded = true;
+      if (!read || (this.#token && known === undefined)) unread.push(key);
+      else entry.rereads = 0;
       this.#publish(entry);
+    }
+    this.#reread(unread);
+  }
+
+  /** Reads again, with backoff, what a partial or failed answer left unknown (a few times, then the button says so). */
+  #reread(keys: string[]): void {
+    for (const key of keys) {
+      const entry = this.#entries.get(key);
+      if (!entry || entry.rereads >= REREAD_DELAYS_MS.length) continue;
+      setTimeout(() => this.#queueRead([key]), REREAD_DELAYS_MS[entry.rereads++]);
     }
   }
 
-  async #hasLiked(type: ItemType, items: ItemRef[]): Promise<[string, boolean][]> {
+  /** Whether the user likes each item, and whether that comes from a 202 not yet applied. */
+  async #hasLiked(type: ItemType, items: ItemRef[]): Promise<[string, { liked: boolean; pending: boolean }][]> {
     const ids = items.map((item) => String(item.item_id));
     const ask = () => this.#client.hasLiked(ids, type);
     const answer = await ask().catch(async (error: unknown) => {
@@ -251,14 +279,17 @@ export class LikeStore {
       await this.#ensureToken(true);
       return await ask();
     });
-    return ids.map((id) => [`${type}:${id}`, answer.liked[id] === true]);
+    const pending = new Set(answer.pending);
+    return ids.map((id) => [`${type}:${id}`, { liked: answer.liked[id] === true, pending: pending.has(id) }]);
   }
 
-  #onLive(key: string, likes: number): void {
+  #onLive(key: string, likes: number | null): void {
     const entry = this.#entries.get(key);
-    // A null count is one the owner hides: it stays hidden whatever the socket says.
-    if (!entry || !entry.loaded || entry.count === null) return;
+    // A count the owner hides stays hidden whatever the socket says.
+    if (!entry || !entry.loaded || entry.hidden) return;
+    if (entry.error === UNREAD) entry.error = null;
     entry.count = likes;
+    entry.hidden = likes === null;
     this.#publish(entry);
   }
 
@@ -289,7 +320,7 @@ export class LikeStore {
       error: entry.error,
       blockedUntil: Date.now() < entry.blockedUntil ? entry.blockedUntil : 0,
       loaded: entry.loaded,
-      canLike: this.#tokenSource !== undefined,
+      canLike: this.#token !== null,
     };
     for (const listener of entry.watchers) listener();
   }

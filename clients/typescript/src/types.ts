@@ -14,7 +14,14 @@ export type Counts = {
   unique_viewers?: number;
 };
 /** Counts as a reader sees them: each null when the item's owner hides them from everyone else. */
-export type ShownCounts = { likes: number | null; views: number | null; shares: number | null; saves: number | null };
+export type ShownCounts = {
+  likes: number | null;
+  views: number | null;
+  shares: number | null;
+  saves: number | null;
+  /** Distinct users who viewed the item (an estimate); only when asked for. */
+  unique_viewers?: number | null;
+};
 
 /** An id is an unsigned 64-bit integer as a canonical decimal string; a safe integer is accepted too. */
 export type Id = string | number;
@@ -63,19 +70,20 @@ export type CountsResult = {
   partial?: true;
 };
 
-type DayCounts = { likes: number; saves: number; views: number; shares: number };
+/** Each null when the item's owner hides its counts from everyone else. */
+type DayCounts = { likes: number | null; saves: number | null; views: number | null; shares: number | null };
 
 export type HistoryResult = {
   item_id: string;
   item_type: ItemType;
   /** One entry per UTC day, oldest first, today last: the day's net change of each count, and the totals at its end. */
-  days: { date: string; likes: number; saves: number; views: number; shares: number; totals: DayCounts }[];
+  days: { date: string; likes: number | null; saves: number | null; views: number | null; shares: number | null; totals: DayCounts }[];
 };
 
 /** What a live socket sends (`PlauditClient.liveUrl()`): the socket's items after each (un)subscribe, changed counts, or an error. */
 export type LiveMessage =
   | { type: "subscribed"; items: string[] }
-  | { type: "counts"; counts: Record<string, { likes: number; views: number; shares: number; saves: number }>; as_of: string }
+  | { type: "counts"; counts: Record<string, { likes: number | null; views: number | null; shares: number | null; saves: number | null }>; as_of: string }
   | { type: "error"; error: string; message: string; details?: ErrorDetail[] };
 
 /** `pending`: the items whose answer comes from a like or unlike accepted as pending (202) and not yet applied. */
