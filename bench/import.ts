@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { Backpressure } from "../shared/import-flow";
 import { runImport } from "../shared/import-run";
 import { batchSender, fileCheckpoint, fileLines, fileSize, pacer } from "../scripts/lib/import-cli";
 import { HttpClient } from "./lib/http";
@@ -25,7 +26,8 @@ const { values } = parseArgs({
   },
 });
 const [edges, userCount, itemCount] = [Number(values.edges), Number(values.users), Number(values.items)];
-const server = await startServer();
+// A shared machine may take minutes to bring wrangler up.
+const server = await startServer({ readyTimeoutMs: 300_000 });
 try {
   const file = join(server.stateDir, "likes.ndjson");
   const users = idRange(userCount);
@@ -52,12 +54,16 @@ try {
     format: "ndjson",
     send: async (batch) => {
       if (Date.now() > deadline) throw new Error("cut off by --seconds");
-      return await send(batch);
+      try {
+        return await send(batch);
+      } catch (error) {
+        if (error instanceof Backpressure) slowed++;
+        throw error;
+      }
     },
     checkpoint,
     parallel: Number(values.parallel),
     pace: pacer(Number(values.rate)),
-    onProgress: (_progress, flow) => (slowed = flow.refused),
   }).catch((error: unknown) => {
     console.error(String(error));
     return null;

@@ -3,7 +3,7 @@ import { metrics } from "../metrics/recorder";
 import { log } from "../shared/log";
 import { drainIntents } from "./likes/intents";
 import { reconcile } from "./pipeline/reconcile";
-import { queueRandomSample } from "./pipeline/reconcile-slices";
+import { queueRandomSample } from "./pipeline/reconcile-follow-ups";
 
 /**
  * Cron (every 5 minutes): applies the toggles kept while users' objects were

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
 import { compare, reconcile } from "../../workers/pipeline/reconcile";
 import { nextSweepShare } from "../../workers/pipeline/sweep";
-import { queueRandomSample } from "../../workers/pipeline/reconcile-slices";
+import { queueRandomSample } from "../../workers/pipeline/reconcile-follow-ups";
 import { indexDraw } from "../../shared/item-index";
 import { Alternator } from "../../workers/stores/alternator";
 import { countDatabaseFor } from "../../workers/stores/count-databases";

@@ -1,57 +1,11 @@
 import { scheduleFlush } from "../../metrics/flush";
 import { metrics } from "../../metrics/recorder";
-import { config } from "../../shared/config";
-import { EMISSION_VERSION, MAX_SEND_BATCH, MAX_SLICE_ITEMS, type RecheckRequest, type ReconcileSlice } from "../../shared/emissions";
-import { indexDraw } from "../../shared/item-index";
+import { EMISSION_VERSION, type RecheckRequest, type ReconcileSlice } from "../../shared/emissions";
 import { log } from "../../shared/log";
 import { indexPage } from "./index-walk";
 import { checkItems, outcomeOf } from "./reconcile";
+import { followUpDrift, sendFollowUps } from "./reconcile-follow-ups";
 import type { RequestMessage } from "./requests";
-
-type Message = RecheckRequest | ReconcileSlice;
-
-/** Sends reconciliation's follow-up messages on the first events queue, 100 a `sendBatch`. */
-async function send(env: Env, messages: readonly Message[]): Promise<void> {
-  for (let i = 0; i < messages.length; i += MAX_SEND_BATCH) {
-    const chunk = messages.slice(i, i + MAX_SEND_BATCH);
-    await env.EVENTS.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
-    metrics.count("queue_messages_total", { queue: "plaudit-events", event: "sent" }, chunk.length);
-  }
-}
-
-/**
- * What finding drift sets off, with no call from outside (the drift alert
- * only tells people): a recheck of each drifted item, which confirms its
- * repair landed (or repairs it again), and a slice of the RECONCILE_DRIFT_SAMPLE
- * items after it in the index, whose order is a hash: a random sample of
- * neighbours, so drift with one cause (a lost D1 batch, a restored backup)
- * is found beyond the items this run happened to check.
- */
-export async function followUpDrift(env: Env, drifted: readonly string[]): Promise<void> {
-  const limit = Math.min(MAX_SLICE_ITEMS, config(env).RECONCILE_DRIFT_SAMPLE);
-  const messages: Message[] = drifted.flatMap((item): Message[] => [
-    { v: EMISSION_VERSION, kind: "recheck", item },
-    ...(limit > 0 ? [{ v: EMISSION_VERSION, kind: "reconcile_slice", reason: "drift", after: { draw: indexDraw(item), key: item }, limit } as const] : []),
-  ]);
-  if (messages.length > 0) await send(env, messages);
-}
-
-/**
- * The customer's random sample: RECONCILE_SAMPLE_ITEMS items each run, as
- * slices of up to 100 from random places in the index, handed to the queue's
- * consumers (so the sample's checks run in parallel, across invocations,
- * never in the cron's own wall time).
- */
-export async function queueRandomSample(env: Env, random = Math.random): Promise<number> {
-  const wanted = config(env).RECONCILE_SAMPLE_ITEMS;
-  const slices: ReconcileSlice[] = [];
-  for (let left = wanted; left > 0; left -= MAX_SLICE_ITEMS) {
-    const draw = Math.floor(random() * 2 ** 32);
-    slices.push({ v: EMISSION_VERSION, kind: "reconcile_slice", reason: "sample", after: { draw, key: "" }, limit: Math.min(MAX_SLICE_ITEMS, left) });
-  }
-  if (slices.length > 0) await send(env, slices);
-  return slices.length;
-}
 
 /**
  * The consumer's side: checks each slice's items as the cron checks them
@@ -73,7 +27,7 @@ export async function answerSlices(env: Env, queue: string, slices: readonly Req
         if (outcome === "repaired") drifted.push(items[i]!);
       });
       if (request.reason === "sample") await followUpDrift(env, drifted);
-      else if (drifted.length > 0) await send(env, drifted.map((item): RecheckRequest => ({ v: EMISSION_VERSION, kind: "recheck", item })));
+      else if (drifted.length > 0) await sendFollowUps(env, drifted.map((item): RecheckRequest => ({ v: EMISSION_VERSION, kind: "recheck", item })));
       if (drifted.length > 0) log("warn", "reconcile_slice_drift", { reason: request.reason, items: drifted.length });
       message.ack();
     } catch (error) {

@@ -8,7 +8,7 @@ import { centralStore } from "../stores/central-tables";
 import { readStoredSnapshot, recentItems } from "../stores/item-counts";
 import { settleAll } from "../../shared/settle";
 import { nextSweepShare } from "./sweep";
-import { followUpDrift } from "./reconcile-slices";
+import { followUpDrift } from "./reconcile-follow-ups";
 
 /** Items whose D1 counts changed within this window are checked. */
 const WINDOW_MS = 15 * 60_000;
