@@ -41,6 +41,8 @@ const GROW_BINDINGS = { ...HOT_BINDINGS, HOT_GROW_WRITES_PER_CHILD: "2", HOT_MAX
 
 /** The feed and pipeline tests again, with counts spread over two D1 databases (K = 2) and emissions over two queues (Q = 2). */
 const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2", EVENT_QUEUES: "2" };
+/** The feed tests again over four databases: a feed's items then fall in more of them than a feed may make round trips. */
+const FOUR_DATABASES = { ...BINDINGS, COUNT_DATABASES: "4", EVENT_QUEUES: "2" };
 
 function workerdProject(name: string, include: string[], bindings: Record<string, string>, exclude: string[] = []) {
   return {
@@ -102,6 +104,7 @@ export default defineConfig({
       workerdProject("handover", ["test/hot/handover.test.ts"], HOT_BINDINGS),
       workerdProject("grow", ["test/grow/**/*.test.ts"], GROW_BINDINGS),
       workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts", "test/workers/rebuild.test.ts"], TWO_DATABASES),
+      workerdProject("k4", ["test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts"], FOUR_DATABASES),
       {
         // Checks that need Node rather than workerd (tools that compile code at run time, child processes).
         test: {

@@ -1,4 +1,4 @@
-// `npm run bench:import -- [--edges 100000] [--users 2000] [--items 5000] [--rate 0] [--seconds 300]`:
+// `npm run bench:import -- [--edges 100000] [--users 2000] [--items 5000] [--rate 0] [--parallel 4] [--seconds 300]`:
 // starts its own local plaudit, writes an NDJSON file of like edges sorted by
 // user (as a dump of a user_likes table comes), imports it through the same
 // parts as `npm run import` and prints the import rate, the time until every
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     users: { type: "string", default: "2000" },
     items: { type: "string", default: "5000" },
     rate: { type: "string", default: "0" },
+    parallel: { type: "string", default: "4" },
     seconds: { type: "string", default: "300" },
   },
 });
@@ -43,6 +44,7 @@ try {
   const deadline = Date.now() + Number(values.seconds) * 1_000;
   const bytesRead = { value: 0 };
   const started = Date.now();
+  let slowed = 0;
   const send = batchSender(server.url, service);
   const checkpoint = fileCheckpoint(`${file}.checkpoint.json`, { file, size: fileSize(file) });
   const finished = await runImport({
@@ -53,7 +55,9 @@ try {
       return await send(batch);
     },
     checkpoint,
+    parallel: Number(values.parallel),
     pace: pacer(Number(values.rate)),
+    onProgress: (_progress, flow) => (slowed = flow.refused),
   }).catch((error: unknown) => {
     console.error(String(error));
     return null;
@@ -69,7 +73,9 @@ try {
   const settledSeconds = (Date.now() - started) / 1_000;
   if (report) {
     if (!finished) console.log(`cut off after ${values.seconds} s at line ${report.line} of ${edges}`);
-    console.log(`imported ${report.read} lines (${report.applied} applied) in ${importSeconds.toFixed(1)} s: ${(report.read / importSeconds).toFixed(0)} edges/s`);
+    console.log(
+      `imported ${report.read} lines (${report.applied} applied) in ${importSeconds.toFixed(1)} s: ${(report.read / importSeconds).toFixed(1)} edges/s (--parallel ${values.parallel}, slowed by the server ${slowed} times)`,
+    );
     console.log(`stores settled (metrics quiet) ${settledSeconds.toFixed(1)} s after the start: ${(report.applied / settledSeconds).toFixed(0)} edges/s end to end`);
     if (after) console.log(costsTable(costsBetween(before, after, report.applied), null).replaceAll("per like", "per imported edge"));
   }

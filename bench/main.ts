@@ -16,6 +16,7 @@ import { HttpClient } from "./lib/http";
 import { LikeModel } from "./lib/model";
 import { hotItemShare, idRange, serviceToken, userTokens } from "./lib/plaudit";
 import { Recorder } from "./lib/recorder";
+import { currentCommit, runFigure, writeFigureReport } from "./lib/figures";
 import { summaryTable, writeReports, type Report } from "./lib/report";
 import { removeStateDir, startServer, type LocalServer } from "./lib/server";
 import { ItemPicker, seededRandom } from "./lib/zipf";
@@ -241,6 +242,11 @@ async function run(opts: Options, url: string, secret: string, env: Record<strin
   if (summary.total.rejected > 0) console.log(`  ${summary.total.rejected} requests were rate limited (429): use --start, or raise RATE_LIMIT_PER_MINUTE / RATE_LIMIT_PER_DAY`);
   const files = writeReports(report, opts.out);
   console.log(`reports: ${files.json}\n         ${files.html}`);
+  if (opts.figure && passed) {
+    const machine = `${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} at the end`;
+    const figure = runFigure(opts.figure, { argv: process.argv.slice(2), commit: currentCommit(root), startedAt: report.startedAt, machine, summary });
+    console.log(`figure: ${writeFigureReport(join(root, "bench", "reports"), figure)} (npm run figures renders it into docs/)`);
+  }
   return passed ? 0 : 1;
 }
 

@@ -33,7 +33,9 @@ const USAGE = `usage: npm run bench -- [options]
                          them with the same scenario, taking turns with plaudit, reporting the ratios
   --rounds N             with --reference: rounds of one timed phase per worker, plaudit first in odd
                          rounds and last in even ones; the median ratio is the figure (default 3; 1 to 20)
-  --out DIR              where reports go (default bench/results)`;
+  --out DIR              where reports go (default bench/results)
+  --figure NAME          also write the run's table to bench/reports/NAME.json (committed), for the doc
+                         table marked <!-- figures:NAME --> that \`npm run figures\` renders (only a run that passed)`;
 
 export function options(argv: readonly string[] = process.argv.slice(2)) {
   const { values } = parseArgs({
@@ -59,6 +61,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
       "max-error-rate": { type: "string", default: "0" },
       "random-seed": { type: "string", default: String(Math.floor(Math.random() * 2 ** 31)) },
       out: { type: "string", default: join(root, "bench", "results") },
+      figure: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -100,6 +103,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     rounds: values.rounds === undefined ? (values.reference ? DEFAULT_ROUNDS : 1) : num("rounds", 1, 20),
     vars: serverVars(values.var),
     out: resolve(values.out),
+    figure: values.figure ?? null,
   };
   if (values.rounds !== undefined && !opts.reference) {
     console.error(`--rounds takes turns between plaudit and the reference Workers: it needs --reference\n\n${USAGE}`);

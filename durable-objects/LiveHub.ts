@@ -1,11 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
-import { liveKeys, LiveClientMessage, MAX_LIVE_FRAME_BYTES, MAX_LIVE_ITEMS, packItems, unpackItems, type LiveServerMessage, type LiveUpdate } from "../shared/live";
+import { liveKeys, LiveClientMessage, MAX_LIVE_FRAME_BYTES, MAX_LIVE_ITEMS, type LiveServerMessage, type LiveUpdate } from "../shared/live";
 import { log } from "../shared/log";
+import { ANONYMOUS, disclosure, shownCounts, type Disclosure } from "../shared/privacy";
 import { backoffMs } from "../shared/retries";
-import { visibility } from "../shared/visibility";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
+import { ANONYMOUS_LIVE, LIVE_VIEWER_HEADER, packAttachment, unpackAttachment, viewerAt, type LiveViewer } from "../shared/live-viewer";
 import { writeRegistrations } from "./lib/live-registry";
 
 /** Below the platform's 32,768 WebSockets per object, so a hub that says "room left" has it. */
@@ -19,7 +20,8 @@ const REGISTRY_ATTEMPTS = 5;
  * open, and a client's `ping` is answered by the runtime without waking it.
  *
  * What survives hibernation is each socket's attachment (its subscriptions,
- * packed); the item -> sockets index is rebuilt from them when the hub wakes.
+ * packed, and its viewer); the item -> sockets index is rebuilt from them
+ * when the hub wakes.
  * The hub keeps its rows in D1's `live_watchers` equal to the items it
  * watches, so the aggregator publishes to it only what its sockets want; the
  * rows are written before a subscription is confirmed, so a change made after
@@ -28,12 +30,19 @@ const REGISTRY_ATTEMPTS = 5;
  * Updates are held for one tick (LIVE_TICK_MS) and sent as one message per
  * socket naming every item of its that changed; an update older than the one
  * last sent for its item (a redelivered snapshot) is dropped.
+ *
+ * Privacy (docs/live.md): each update carries the item's settings as the
+ * publisher read them, and each socket's viewer is the one the Worker
+ * verified when it opened, so the hub applies the same rule as every read,
+ * per socket: an item the viewer may not see is left out of the message (as
+ * an untouched item, which never changes, is), hidden counts are null.
  */
 export class LiveHub extends DurableObject<Env> {
   /** Test hook: how many sockets this hub takes before it answers "full". */
   readonly limits = { maxSockets: MAX_SOCKETS_PER_HUB };
   readonly #hub: number | null;
   readonly #watchers = new Map<string, Set<WebSocket>>();
+  readonly #viewers = new Map<WebSocket, LiveViewer>();
   /** Items this hub's D1 rows name (believed): after a wake, the items its sockets watch. */
   readonly #registered: Set<string>;
   readonly #lastSeq = new Map<string, number>();
@@ -46,16 +55,25 @@ export class LiveHub extends DurableObject<Env> {
     const match = /^hub:(\d+)$/.exec(ctx.id.name ?? "");
     this.#hub = match ? Number(match[1]) : null;
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
-    for (const ws of ctx.getWebSockets()) for (const item of unpackItems(ws.deserializeAttachment())) this.#watch(item, ws);
+    for (const ws of ctx.getWebSockets()) {
+      const { items, viewer } = unpackAttachment(ws.deserializeAttachment());
+      this.#viewers.set(ws, viewer);
+      for (const item of items) this.#watch(item, ws);
+    }
     this.#registered = new Set(this.#watchers.keys());
   }
 
-  /** Accepts one upgraded socket, or answers 503 when the hub is full (the Worker then tries another hub). */
-  override async fetch(): Promise<Response> {
+  /**
+   * Accepts one upgraded socket with the viewer the Worker verified, or
+   * answers 503 when the hub is full (the Worker then tries another hub).
+   */
+  override async fetch(request: Request): Promise<Response> {
     if (this.ctx.getWebSockets().length >= this.limits.maxSockets) return new Response(null, { status: 503 });
+    const viewer = JSON.parse(request.headers.get(LIVE_VIEWER_HEADER) ?? "null") ?? ANONYMOUS_LIVE;
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server);
-    server.serializeAttachment("");
+    server.serializeAttachment(packAttachment([], viewer));
+    this.#viewers.set(server, viewer);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -69,7 +87,8 @@ export class LiveHub extends DurableObject<Env> {
       send(ws, { type: "error", error: "invalid_request", message: "The message is not a valid subscribe or unsubscribe request.", details: request.details });
       return;
     }
-    const current = new Set(unpackItems(ws.deserializeAttachment()));
+    const { items, viewer } = unpackAttachment(ws.deserializeAttachment());
+    const current = new Set(items);
     const keys = liveKeys(request.data.items);
     const next = new Set(current);
     for (const key of keys) (request.data.type === "subscribe" ? next.add(key) : next.delete(key));
@@ -77,7 +96,7 @@ export class LiveHub extends DurableObject<Env> {
       send(ws, { type: "error", error: "invalid_request", message: `A socket watches at most ${MAX_LIVE_ITEMS} items; unsubscribe from some first.` });
       return;
     }
-    ws.serializeAttachment(packItems(next));
+    ws.serializeAttachment(packAttachment(next, viewer));
     for (const key of current) if (!next.has(key)) this.#unwatch(key, ws);
     for (const key of next) this.#watch(key, ws);
     await this.#syncRegistry();
@@ -122,14 +141,21 @@ export class LiveHub extends DurableObject<Env> {
     const updates = [...this.#pending.values()];
     this.#pending = new Map();
     const bySocket = new Map<WebSocket, string[]>();
-    for (const { item, counts } of updates) {
-      if (!visibility(null, item).counts) continue;
-      const { likes, views, shares, saves } = counts;
-      const fragment = `${JSON.stringify(item)}:${JSON.stringify({ likes, views, shares, saves })}`;
+    const now = Date.now();
+    for (const { item, counts, settings } of updates) {
+      // An update from a publisher that sent no settings cannot be checked: withheld.
+      if (!settings) continue;
+      const fragments = new Map<Disclosure, string>();
+      const fragment = (shown: Disclosure) =>
+        fragments.get(shown) ?? fragments.set(shown, `${JSON.stringify(item)}:${JSON.stringify(shownCounts(counts, shown))}`).get(shown)!;
+      const anonymous = disclosure(settings, ANONYMOUS);
       for (const ws of this.#watchers.get(item) ?? []) {
-        const fragments = bySocket.get(ws);
-        if (fragments) fragments.push(fragment);
-        else bySocket.set(ws, [fragment]);
+        const viewer = this.#viewers.get(ws) ?? ANONYMOUS_LIVE;
+        const shown = viewer.userId === null ? anonymous : disclosure(settings, viewerAt(viewer, now));
+        if (shown === "untouched") continue;
+        const socketFragments = bySocket.get(ws);
+        if (socketFragments) socketFragments.push(fragment(shown));
+        else bySocket.set(ws, [fragment(shown)]);
       }
     }
     const asOf = new Date().toISOString();
@@ -162,7 +188,8 @@ export class LiveHub extends DurableObject<Env> {
 
   #drop(ws: WebSocket): void {
     const before = this.#watchers.size;
-    for (const item of unpackItems(ws.deserializeAttachment())) this.#unwatch(item, ws);
+    for (const item of unpackAttachment(ws.deserializeAttachment()).items) this.#unwatch(item, ws);
+    this.#viewers.delete(ws);
     if (this.#watchers.size !== before) this.ctx.waitUntil(this.#syncRegistry());
   }
 

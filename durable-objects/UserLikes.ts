@@ -1,6 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
+import { USER_DELIVERY_TIMEOUT_MS } from "../shared/own-writes";
 import type { EventCounter, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { homeFor } from "../shared/placement";
@@ -11,8 +12,9 @@ import { decide } from "../shared/rate-limiter";
 import { toggleLimits } from "./lib/toggle-limits";
 import { SqlSchema } from "./lib/sql-schema";
 import { BASELINE, MIGRATIONS } from "./lib/user-likes-schema";
-import { edgesAfter, ownLikes, type OwnLikesPage } from "./lib/own-likes";
-import { applyImports, recordAction, writeUserEdge } from "./lib/user-edges";
+import { edgesAfter, likedAmong, ownLikes, type OwnLikesPage } from "./lib/own-likes";
+import { KeyedChain } from "./lib/keyed-chain";
+import { applyImports, lastAction, recordAction, writeUserEdge } from "./lib/user-edges";
 import type { OwnLikesPosition } from "../shared/own-likes";
 import type { RemovalKind, RemovalState } from "../shared/removal";
 import { Removal } from "./lib/removal";
@@ -24,9 +26,8 @@ import { Soon } from "./lib/soon";
 import { keyOf, UserOutbox, type EdgeRef } from "./lib/user-outbox";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
+import { settleAll } from "../shared/settle";
 
-/** How long a delivery waits for the item side before the alarm takes over. */
-const DELIVERY_TIMEOUT_MS = 3_000;
 /**
  * Delivered marks ride on the user's next like's commit; once the object has
  * delivered nothing for this long (lib/soon.ts) they get a commit of their
@@ -37,6 +38,8 @@ const DELIVERY_TIMEOUT_MS = 3_000;
 const DELIVERED_PERSIST_MS = 2_000;
 /** A safety alarm after every burst of writes: it redelivers whatever a crash left in the outbox. */
 const OUTBOX_SWEEP_MS = 10_000;
+/** Item objects an import call delivers to at once. */
+const IMPORT_DELIVERY_CONCURRENCY = 8;
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 5 * 60_000;
 /** A removal step cut off by a crash is taken up again after this long. */
@@ -70,10 +73,11 @@ export class UserLikes extends DurableObject<Env> {
   readonly #outbox: UserOutbox;
   readonly #persistDelivered: Soon;
   #retryAttempt = 0;
-  #edgeLocks = new Map<string, Promise<void>>();
+  readonly #edgeLocks = new KeyedChain();
   /** Test hook: toggles hang while set, then fail (an object that cannot be reached). */
   readonly faults = { unreachable: false };
   readonly #removal: Removal;
+  #importDeliveries: Promise<unknown> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -133,11 +137,9 @@ export class UserLikes extends DurableObject<Env> {
     const written = this.#storage.commit(() => {
       this.#schema.ensure();
       const sql = this.#storage.sql;
-      const current = sql
-        .exec<{ state: number; acted_at: number }>("SELECT state, acted_at FROM edges WHERE item = ? AND counter = ?", request.item, request.counter)
-        .toArray()[0];
+      const current = lastAction(sql, request.item, request.counter);
       // Asked before the user's last action on this edge (a kept intent, a call that hung): it counts against the limits, changes nothing.
-      const superseded = (current?.acted_at ?? 0) > request.askedAt;
+      const superseded = (current?.actedAt ?? 0) > request.askedAt;
       const changed = !superseded && (current?.state ?? 0) !== want;
       const home = homeFor(request.user, cachedPlacement(request.item, now));
       const seq = changed ? this.#seq + 1 : this.#seq;
@@ -170,10 +172,18 @@ export class UserLikes extends DurableObject<Env> {
     return { kind: "changed" };
   }
 
+  /** A user's kept intents (workers/lib/intents.ts), oldest first, each as its own toggle: one call for a batch. */
+  async applyIntents(requests: readonly ToggleRequest[]): Promise<ToggleResult[]> {
+    const results: ToggleResult[] = [];
+    for (const request of requests) results.push(await this.toggle(request));
+    return results;
+  }
+
   /**
    * Edges brought from another system, for one user, in one commit (see
    * applyImports): outside the user's rate limits, which pace people, not
-   * migrations (the importer paces itself). Delivered like a live change.
+   * migrations (the importer paces itself on the answers and the queue
+   * backlog). Delivered like a live change.
    */
   importEdges(user: string, edges: readonly ImportedEdge[]): ImportOutcome[] {
     // A removed account takes no imports: they would bring back what the removal undid.
@@ -193,8 +203,26 @@ export class UserLikes extends DurableObject<Env> {
       metrics.count("outbox_enqueued_total", { object: "user_likes" }, result.changed.length);
       scheduleFlush(this.env, this.ctx);
     }
-    for (const item of new Set(result.changed)) void this.#deliverEdge(item, "likes");
+    // A few items at a time, not all at once: with importsDelivered() an
+    // importer then never has more item objects setting up their storage than
+    // its calls in flight times this bound (thousands at once exhausted the
+    // local runtime's SQLite memory). A failed delivery stays in the outbox for
+    // the alarm, as a live like's does.
+    const delivering = settleAll([...new Set(result.changed)], IMPORT_DELIVERY_CONCURRENCY, (item) => this.#deliverEdge(item, "likes"));
+    this.#importDeliveries = Promise.all([this.#importDeliveries, delivering]);
     return result.outcomes;
+  }
+
+  /**
+   * Resolves once the item side took every imported edge handed to it so far
+   * (or their deliveries failed, and wait in the outbox for the alarm). The
+   * import route waits on it before it answers: the importer's pace is then
+   * what the item objects take. Its own call, so that a deadline passing while
+   * it waits never repeats the import itself (a repeat would report the
+   * applied edges as duplicates).
+   */
+  async importsDelivered(): Promise<void> {
+    await this.#importDeliveries;
   }
 
   /**
@@ -212,15 +240,7 @@ export class UserLikes extends DurableObject<Env> {
 
   /** Exact: answered from this user's own edges, never from a count or a cache. */
   hasLiked(items: readonly string[], counter: ToggleCounter): Record<string, boolean> {
-    const liked: Record<string, boolean> = Object.fromEntries(items.map((item) => [item, false]));
-    if (!this.#schema.ready) return liked;
-    const rows = this.#storage.sql.exec<{ item: string }>(
-      "SELECT item FROM edges WHERE counter = ? AND state = 1 AND item IN (SELECT value FROM json_each(?))",
-      counter,
-      JSON.stringify(items),
-    );
-    for (const { item } of rows) liked[item] = true;
-    return liked;
+    return this.#schema.ready ? likedAmong(this.#storage.sql, items, counter) : Object.fromEntries(items.map((item) => [item, false]));
   }
 
   /** One page of the user's own likes, newest first (lib/own-likes.ts). */
@@ -308,18 +328,7 @@ export class UserLikes extends DurableObject<Env> {
    * outbox and the alarm retries it.
    */
   #deliverEdge(item: string, counter: ToggleCounter): Promise<void> {
-    const key = keyOf({ item, counter });
-    const previous = this.#edgeLocks.get(key) ?? Promise.resolve();
-    const run = previous.then(() => this.#sendEdge(item, counter));
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#edgeLocks.set(key, settled);
-    void settled.then(() => {
-      if (this.#edgeLocks.get(key) === settled) this.#edgeLocks.delete(key);
-    });
-    return run;
+    return this.#edgeLocks.run(keyOf({ item, counter }), () => this.#sendEdge(item, counter));
   }
 
   async #sendEdge(item: string, counter: ToggleCounter): Promise<void> {
@@ -332,7 +341,7 @@ export class UserLikes extends DurableObject<Env> {
         if (due === null) return;
         const { state, inc, seq, at, home } = due;
         const change: EdgeChange = { user, counter, state, inc, seq, at };
-        const result = await applyAtHome(this.env, item, home, [change], "user_likes", DELIVERY_TIMEOUT_MS);
+        const result = await applyAtHome(this.env, item, home, [change], "user_likes", USER_DELIVERY_TIMEOUT_MS);
         if (result.status === "applied") {
           this.#outbox.delivered({ item, counter }, change);
           metrics.count("outbox_delivered_total", { object: "user_likes" });

@@ -30,18 +30,27 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_storage_alarms_set_total: "setAlarm calls by Durable Objects (each billed as a row written), by object kind.",
   plaudit_storage_alarms_run_total: "Alarms that fired in Durable Objects (each a billed request), by object kind.",
   plaudit_central_store_writes_total: "Conditional writes to the central store, by outcome (written, or stale: it already held something newer).",
+  plaudit_central_store_calls_total:
+    "Requests sent to the central store, by operation (Scan, Query, GetItem, BatchGetItem, UpdateItem, ...) and outcome (ok, refused: the store answered with an error such as a failed condition, failed: no answer).",
   plaudit_queue_messages_total: "Queue messages by queue and event (sent, consumed, retried, dead_lettered).",
   plaudit_aggregator_lag_seconds: "Age of the oldest change the aggregator has not yet written to the stores.",
   plaudit_live_messages_sent_total: "Count messages live hubs sent to their sockets (one per socket per tick with changes).",
   plaudit_live_publish_calls_total: "Calls from the aggregator to live hubs, each carrying one batch's changed items the hub watches.",
   plaudit_object_overloaded_total: "Calls to Durable Objects refused as overloaded, by object kind (never retried).",
-  plaudit_circuit_breaker_open: "1 while a dependency's circuit breaker is open (calls to it are not made), else 0; by dependency.",
+  plaudit_circuit_breaker_open: "1 while an endpoint's circuit breaker is open (calls to it are not made), else 0; by dependency and endpoint.",
   plaudit_d1_database_bytes: "Size of a D1 database as its last write reported it, by database.",
   plaudit_pending_intents_total: "Toggles kept while the user's object was unreachable (kept), and how each ended: applied, superseded by a newer action, refused by a limit.",
+  plaudit_pending_intent_wait_seconds:
+    "Time from a kept toggle's request to its application by the drain: the rate of the drain is this histogram's count per second.",
   plaudit_reconciliation_drift_ratio: "Share of checked items whose stored counts drifted in the last reconciliation.",
   plaudit_reconciliation_relative_drift: "Largest |count - truth| / truth among the items the last reconciliation repaired.",
   plaudit_reconciliation_items_checked_total: "Items reconciliation compared with their objects (recent ones and the walk over every item).",
   plaudit_reconciliation_oldest_check_seconds: "Every item ever counted was checked within this many seconds (the walk over the index).",
+  plaudit_import_edges_total: "Imported edges by outcome (applied, duplicate, superseded, barred).",
+  plaudit_import_backpressure_total:
+    "Import calls refused with 503 and a Retry-After so the importer slows down, by reason (queue_backlog, object_error).",
+  plaudit_reconciliation_slice_items_total:
+    "Items checked by reconciliation's queued slices, by reason (sample: the random sample; drift: around a drifted item) and outcome (ok, lag, repaired, failed).",
   plaudit_reconciliation_rechecks_total:
     "Rechecks of hot and large items between reconciliation runs, by outcome (ok, lag, repaired, failed).",
 };

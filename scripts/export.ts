@@ -4,19 +4,27 @@
 // Every edge liked in [from, to) from the central store, its user id
 // replaced by an HMAC under this month's salt, then (with --url) each
 // exported item's likes per day from GET /v1/history, as NDJSON.
-import { createWriteStream } from "node:fs";
+import { createWriteStream, existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { MAX_HISTORY_DAYS } from "../shared/schemas";
 import { currentSalt, exportEdges } from "./lib/export";
 
 const DAY_MS = 86_400_000;
+
+/** The central store `npm start` embeds, while it runs (scripts/start.mjs writes where it listens). */
+function embeddedEndpoint(): string | undefined {
+  const file = join(resolve(process.env.PLAUDIT_STATE_DIR ?? ".wrangler/state"), "central-store.url");
+  return existsSync(file) ? readFileSync(file, "utf8").trim() : undefined;
+}
+
 const { values } = parseArgs({
   options: {
     from: { type: "string" },
     to: { type: "string" },
     out: { type: "string" },
     salts: { type: "string", default: ".export-salts.json" },
-    endpoint: { type: "string", default: process.env.ALTERNATOR_ENDPOINT },
+    endpoint: { type: "string", default: process.env.ALTERNATOR_ENDPOINT ?? embeddedEndpoint() },
     prefix: { type: "string", default: process.env.ALTERNATOR_TABLE_PREFIX ?? "plaudit_" },
     region: { type: "string", default: process.env.ALTERNATOR_REGION ?? "us-east-1" },
     url: { type: "string" },
@@ -28,7 +36,7 @@ const from = day(values.from);
 const to = day(values.to);
 if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from || !values.endpoint) {
   console.error(
-    "usage: npm run export -- --from YYYY-MM-DD --to YYYY-MM-DD (exclusive) --endpoint URL (or ALTERNATOR_ENDPOINT) [--prefix plaudit_] [--out FILE] [--salts FILE] [--url PLAUDIT_URL]",
+    "usage: npm run export -- --from YYYY-MM-DD --to YYYY-MM-DD (exclusive) --endpoint URL (or ALTERNATOR_ENDPOINT, else the central store `npm start` runs) [--prefix plaudit_] [--out FILE] [--salts FILE] [--url PLAUDIT_URL]",
   );
   process.exit(2);
 }
@@ -62,7 +70,9 @@ try {
   process.exit(1);
 }
 
-// Likes per item per day identify no one: the history's daily differences, for the exported items.
+// Likes per item per day identify no one: the history's daily differences, for the exported items. Read without a
+// token, so they follow the items' privacy: an item only its owner may see reads as untouched, hidden counts as null,
+// and neither gives a line.
 let daily = 0;
 if (values.url) {
   const days = Math.min(MAX_HISTORY_DAYS, Math.ceil((Date.now() - from) / DAY_MS));
@@ -73,10 +83,10 @@ if (values.url) {
       console.error(`\nthe history of ${item} could not be read: ${response.status}`);
       process.exit(1);
     }
-    const { days: rows } = (await response.json()) as { days: { date: string; likes: number }[] };
+    const { days: rows } = (await response.json()) as { days: { date: string; likes: number | null }[] };
     for (const row of rows) {
       const at = Date.parse(`${row.date}T00:00:00Z`);
-      if (at >= from && at < to && row.likes !== 0) line({ kind: "daily", item_type: itemType, item_id: itemId, date: row.date, likes: row.likes }) && daily++;
+      if (at >= from && at < to && row.likes !== 0 && row.likes !== null) line({ kind: "daily", item_type: itemType, item_id: itemId, date: row.date, likes: row.likes }) && daily++;
     }
   }
 }

@@ -1,8 +1,11 @@
 // `npm run import -- --file likes.ndjson [--format ndjson|csv] [--url URL]
-//   [--rate EDGES_PER_SECOND] [--batch N] [--checkpoint PATH] [--report PATH]`:
+//   [--rate EDGES_PER_SECOND] [--parallel N] [--batch N] [--checkpoint PATH] [--report PATH]`:
 // brings like edges from another system into plaudit through the service
 // endpoint POST /v1/admin/import (docs/import.md). Lines are NDJSON objects
 // or CSV rows (with a header) of user_id, item_id, item_type, liked_at, kind.
+// Up to --parallel batches in flight, fewer while the server pushes back (503
+// or 429 with a Retry-After: its queues are full or an object failed), and at
+// most --rate edges a second.
 // Resumable: a checkpoint (default <file>.checkpoint.json) is written after
 // every batch, and a second run of a finished file changes nothing.
 import { resolve } from "node:path";
@@ -19,12 +22,13 @@ const { values } = parseArgs({
     url: { type: "string", default: "http://127.0.0.1:8787" },
     rate: { type: "string", default: "500" },
     batch: { type: "string", default: "100" },
+    parallel: { type: "string", default: "4" },
     checkpoint: { type: "string" },
     report: { type: "string" },
   },
 });
 if (!values.file) {
-  console.error("usage: npm run import -- --file likes.ndjson|likes.csv [--url URL] [--rate EDGES_PER_SECOND] [--batch N] [--checkpoint PATH]");
+  console.error("usage: npm run import -- --file likes.ndjson|likes.csv [--url URL] [--rate EDGES_PER_SECOND] [--parallel N] [--batch N] [--checkpoint PATH]");
   process.exit(2);
 }
 const file = resolve(values.file);
@@ -49,6 +53,7 @@ const report = await runImport({
   send: batchSender(values.url.replace(/\/$/, ""), token),
   checkpoint,
   batchSize: Number(values.batch),
+  parallel: Number(values.parallel),
   pace: pacer(Number(values.rate)),
   onProgress: progressBar(size, bytesRead, resumed?.line ?? 0),
 });

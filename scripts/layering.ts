@@ -43,8 +43,8 @@ export const PARTS: Record<string, Record<string, readonly string[]>> = {
     reads: ["lib", "stores", "privacy", "types"],
     /** The write services: toggles, kept intents, buffered events. */
     likes: ["lib", "stores", "privacy", "limits", "reads", "types"],
-    /** The queue consumer and the operator jobs. */
-    pipeline: ["lib", "stores"],
+    /** The queue consumers (events, the drain of kept intents) and the operator jobs; the live publisher reads items' settings. */
+    pipeline: ["lib", "stores", "privacy", "likes"],
     middleware: ["lib", "auth", "privacy", "limits", "metrics", "types"],
     openapi: ["limits"],
     routes: ["lib", "stores", "auth", "privacy", "limits", "metrics", "reads", "likes", "pipeline", "middleware", "openapi", "types", "dashboard", "live"],

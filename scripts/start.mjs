@@ -1,18 +1,28 @@
 #!/usr/bin/env node
-// `npm start`: serves the whole system locally with `wrangler dev`, after
-// applying D1 migrations and making sure an AUTH_SECRET exists.
+// `npm start`: the whole system locally, nothing else to start. Applies the
+// D1 migrations, makes sure an AUTH_SECRET exists, starts the embedded
+// central store (scripts/central-store.mjs) unless one is configured, serves
+// the Worker with `wrangler dev`, and fires wrangler.toml's cron schedule
+// (scripts/schedule.mjs). Stopping it (Ctrl-C, SIGTERM) or a crash of either
+// server stops the other and every process they started.
 //
 // Environment:
-//   PLAUDIT_PORT       port to listen on (default 8787)
-//   PLAUDIT_STATE_DIR  where local state (objects, D1) persists (default .wrangler/state)
-//   PLAUDIT_DEV_VARS   the .dev.vars file to use (default .dev.vars)
+//   PLAUDIT_PORT           port to listen on (default 8787)
+//   PLAUDIT_STATE_DIR      where local state (objects, D1, the central store) persists (default .wrangler/state)
+//   PLAUDIT_DEV_VARS       the .dev.vars file to use (default .dev.vars)
+//   PLAUDIT_SCHEDULE       `off`: no cron runs (tests that call /__scheduled themselves);
+//                          `<n>s`: every cron every n seconds instead of at its times (default: at its times)
+//   PLAUDIT_CENTRAL_STORE  `off`: no embedded central store (likers, export and the central rebuild are off)
+//   ALTERNATOR_ENDPOINT    (environment or .dev.vars) a real central store: the embedded one is not started
 // Arguments after `--` go to `wrangler dev` unchanged.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { appendDevVar, readDevVars } from "./dev-vars.mjs";
+import { descendants, endAll } from "./processes.mjs";
+import { readCrons, runSchedule } from "./schedule.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const port = process.env.PLAUDIT_PORT ?? "8787";
@@ -20,6 +30,17 @@ const stateDir = resolve(root, process.env.PLAUDIT_STATE_DIR ?? ".wrangler/state
 const devVars = resolve(root, process.env.PLAUDIT_DEV_VARS ?? ".dev.vars");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
+const url = `http://127.0.0.1:${port}`;
+/** Where `npm run export` finds the embedded central store while it runs. */
+const endpointFile = join(stateDir, "central-store.url");
+const children = [];
+let stopping = false;
+let stopSchedule = () => {};
+let knownDescendants = [];
+
+const schedule = process.env.PLAUDIT_SCHEDULE ?? "on";
+if (!/^(on|off|\d+s)$/.test(schedule)) await fail(`PLAUDIT_SCHEDULE is "on", "off" or a number of seconds like "10s", not "${schedule}".`);
 
 if (!readDevVars(devVars).AUTH_SECRET) {
   appendDevVar(devVars, "AUTH_SECRET", randomBytes(32).toString("hex"));
@@ -27,7 +48,7 @@ if (!readDevVars(devVars).AUTH_SECRET) {
 }
 
 // Every D1 binding in wrangler.toml gets the migrations (DB and the other count databases).
-const databases = [...readFileSync(join(root, "wrangler.toml"), "utf8").matchAll(/^binding = "(DB(?:_\d+)?)"$/gm)].map((m) => m[1]);
+const databases = [...toml.matchAll(/^binding = "(DB(?:_\d+)?)"$/gm)].map((m) => m[1]);
 for (const database of databases) {
   const migrate = spawnSync(
     wrangler,
@@ -36,15 +57,44 @@ for (const database of databases) {
   );
   if (migrate.status !== 0) {
     process.stderr.write(migrate.stdout + migrate.stderr);
-    console.error(`Applying D1 migrations to ${database} failed.`);
-    process.exit(1);
+    fail(`Applying D1 migrations to ${database} failed.`);
   }
+}
+
+/** Stops every server and whatever they started, then exits; used by signals and by a server's crash alike. */
+async function shutdown(code) {
+  if (stopping) return;
+  stopping = true;
+  stopSchedule();
+  rmSync(endpointFile, { force: true });
+  // Taken before any signal: a process whose parent has exited can no longer be found from here.
+  await endAll([...descendants(process.pid), ...knownDescendants]);
+  process.exit(code);
+}
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => void shutdown(0));
+// `npm start` runs this under npm and a shell, and a SIGTERM to npm ends
+// those two only: a new parent means whoever started it is gone, so stop.
+// Its output may be gone with it: a write that fails must not end this process before it stopped the others.
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && void shutdown(0), 250).unref();
+
+const vars = readDevVars(devVars);
+const configured = process.env.ALTERNATOR_ENDPOINT || vars.ALTERNATOR_ENDPOINT;
+let centralStore = configured ? `${configured} (configured)` : "off (PLAUDIT_CENTRAL_STORE=off)";
+const extraVars = [];
+if (process.env.ALTERNATOR_ENDPOINT) extraVars.push("--var", `ALTERNATOR_ENDPOINT:${process.env.ALTERNATOR_ENDPOINT}`);
+if (!configured && process.env.PLAUDIT_CENTRAL_STORE !== "off") {
+  const endpoint = await startCentralStore(join(stateDir, "central-store"));
+  writeFileSync(endpointFile, `${endpoint}\n`);
+  centralStore = `${endpoint} (embedded, data in ${join(stateDir, "central-store")})`;
+  extraVars.push("--var", `ALTERNATOR_ENDPOINT:${endpoint}`);
 }
 
 // Locally the Cache API is emulated on disk and costs more than the D1 query
 // it would save, so `npm start` turns that tier off unless .dev.vars sets it;
 // deployments keep it (shared/config.ts, docs/reads.md).
-const localDefaults = readDevVars(devVars).READ_CACHE_EDGE_TTL_MS === undefined ? ["--var", "READ_CACHE_EDGE_TTL_MS:0"] : [];
+if (vars.READ_CACHE_EDGE_TTL_MS === undefined) extraVars.push("--var", "READ_CACHE_EDGE_TTL_MS:0");
 
 const args = [
   "dev",
@@ -55,10 +105,82 @@ const args = [
   "--log-level", "warn",
   "--test-scheduled",
   "--show-interactive-dev-session=false",
-  ...localDefaults,
+  ...extraVars,
   ...process.argv.slice(2),
 ];
-console.log(`plaudit on http://127.0.0.1:${port} (state in ${stateDir})`);
-const child = spawn(wrangler, args, { cwd: root, env, stdio: "inherit" });
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
-child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+const worker = spawn(wrangler, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+children.push(worker);
+worker.on("exit", (code, signal) => {
+  if (!stopping) console.error(`wrangler dev exited (${code ?? signal}); stopping everything.`);
+  void shutdown(code ?? 1);
+});
+
+await waitForHealth();
+knownDescendants = descendants(process.pid);
+const crons = readCrons(toml);
+const scheduleLine =
+  schedule === "off" || crons.length === 0
+    ? "off"
+    : `${crons.join(", ")} (UTC)${schedule === "on" ? "" : `, fired every ${schedule} (PLAUDIT_SCHEDULE)`}`;
+if (schedule !== "off") stopSchedule = runSchedule(crons, fireCron, schedule === "on" ? undefined : Number.parseInt(schedule, 10));
+console.log(
+  [
+    "",
+    `plaudit is running (stop it with Ctrl-C):`,
+    `  API            ${url}/v1/...  (a token: npm run token -- <user_id>)`,
+    `  API reference  ${url}/docs`,
+    `  dashboard      ${url}/dashboard  (a service token: npm run token -- 1 --service)`,
+    `  live page      ${url}/live`,
+    `  metrics        ${url}/metrics  (with a service token)`,
+    `  central store  ${centralStore}`,
+    `  schedule       ${scheduleLine}`,
+    `  state folder   ${stateDir}`,
+    "",
+  ].join("\n"),
+);
+
+async function startCentralStore(folder) {
+  const store = spawn(process.execPath, [join(root, "scripts", "central-store.mjs"), folder], { cwd: root, stdio: ["pipe", "pipe", "inherit"] });
+  children.push(store);
+  const endpoint = await new Promise((resolveEndpoint, reject) => {
+    let output = "";
+    store.stdout.on("data", (chunk) => {
+      output += chunk;
+      const listening = output.match(/^listening (\S+)$/m);
+      if (listening) resolveEndpoint(listening[1]);
+    });
+    store.on("exit", (code) => reject(new Error(`the embedded central store exited (${code}) before it listened`)));
+  }).catch((error) => fail(String(error.message ?? error)));
+  store.on("exit", (code, signal) => {
+    if (!stopping) console.error(`The embedded central store exited (${code ?? signal}); stopping everything.`);
+    void shutdown(code ?? 1);
+  });
+  return endpoint;
+}
+
+async function waitForHealth() {
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function fireCron(cron) {
+  try {
+    const res = await fetch(`${url}/__scheduled?cron=${encodeURIComponent(cron)}`, { signal: AbortSignal.timeout(300_000) });
+    if (!res.ok) console.error(`The scheduled run "${cron}" answered ${res.status}.`);
+  } catch (error) {
+    if (!stopping) console.error(`The scheduled run "${cron}" failed: ${error}`);
+  }
+}
+
+function fail(message) {
+  console.error(message);
+  if (children.length > 0) void shutdown(1);
+  else process.exit(1);
+  return new Promise(() => {});
+}

@@ -218,12 +218,28 @@ export const ConfigSchema = z.object({
   RECONCILE_RECENT_ITEMS: numberVar(200).transform(Math.floor),
   RECONCILE_SWEEP_ITEMS: numberVar(1_000).transform(Math.floor),
   /**
+   * Each run also hands the queue's consumers a random sample of
+   * RECONCILE_SAMPLE_ITEMS items (in slices of 100 from random places in the
+   * index), and every drifted item it finds sets off a recheck of it and of
+   * the RECONCILE_DRIFT_SAMPLE items after it in the index (docs/pipeline.md).
+   */
+  RECONCILE_SAMPLE_ITEMS: numberVar(10_000).transform(Math.floor),
+  RECONCILE_DRIFT_SAMPLE: numberVar(100).transform(Math.floor),
+  /**
    * Between those runs, the head of a hot item, and of an item with at least
    * RECHECK_LIKES likes while it changes, has its stores compared with it
    * every RECHECK_INTERVAL_SECONDS (docs/operations.md: the recheck).
    */
   RECHECK_INTERVAL_SECONDS: numberVar(30, 1),
   RECHECK_LIKES: numberVar(100_000),
+  /**
+   * Import backpressure (docs/import.md): `POST /v1/admin/import` answers 503
+   * with a Retry-After while the event queues hold more than this many
+   * messages, so an importer never outruns the consumers; and it calls at most
+   * IMPORT_USER_CONCURRENCY user objects at once per call.
+   */
+  IMPORT_MAX_QUEUE_BACKLOG: numberVar(500).transform(Math.floor),
+  IMPORT_USER_CONCURRENCY: numberVar(8, 1).transform(Math.floor),
   /** The central store (ScyllaDB's Alternator API); empty turns it off and everything else still works. */
   ALTERNATOR_ENDPOINT: z.string().trim().default(""),
   ALTERNATOR_TABLE_PREFIX: z.string().default("plaudit_"),

@@ -39,6 +39,12 @@ export const CountSnapshot = z.object({
   counts: z.object(Object.fromEntries(COUNTER_TYPES.map((c) => [c, Count])) as Record<(typeof COUNTER_TYPES)[number], typeof Count>),
   /** The head's HyperLogLog estimate of distinct viewers (absent from emitters that predate it). */
   unique_viewers: Count.optional(),
+  /**
+   * When the head took these counts (ms since the epoch; absent from emitters
+   * that predate it): what a reader compares a user's own write with, since a
+   * row stored after the write may still hold counts taken before it.
+   */
+  at: Count.optional(),
 });
 export type CountSnapshot = z.infer<typeof CountSnapshot>;
 
@@ -70,6 +76,24 @@ export const RecheckRequest = z.object({
   item: ItemKey,
 });
 export type RecheckRequest = z.infer<typeof RecheckRequest>;
+
+/** Most items one reconcile slice checks: one index page, one consumer batch's worth of checks. */
+export const MAX_SLICE_ITEMS = 100;
+
+/**
+ * A share of reconciliation handed to a queue consumer: check the next
+ * `limit` items of the index after `after` (workers/pipeline/reconcile-slices.ts).
+ * `sample`: part of the run's random sample; `drift`: the items around one
+ * the reconciler found drifted. Idempotent: a repeated slice is an extra check.
+ */
+export const ReconcileSlice = z.object({
+  v: z.literal(EMISSION_VERSION),
+  kind: z.literal("reconcile_slice"),
+  reason: z.enum(["sample", "drift"]),
+  after: z.object({ draw: z.number().int().min(-1).max(2 ** 32), key: z.string().max(64) }),
+  limit: z.number().int().min(1).max(MAX_SLICE_ITEMS),
+});
+export type ReconcileSlice = z.infer<typeof ReconcileSlice>;
 
 /**
  * An edge's version as one number that orders like `(inc, seq)`, for stores

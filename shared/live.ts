@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ITEM_TYPES, itemKey, type Counts } from "./counters";
+import type { ItemSettings } from "./privacy";
 import { ItemRef, MAX_BATCH_ITEMS } from "./schemas";
 
 /** Most items one live socket may watch at once. */
@@ -14,7 +15,7 @@ export const LiveClientMessage = z.discriminatedUnion("type", [
 ]);
 export type LiveClientMessage = z.infer<typeof LiveClientMessage>;
 
-const Count = z.number().int().nonnegative();
+const Count = z.number().int().nonnegative().nullable().meta({ description: "null when the item's owner hides its counts from this socket's viewer" });
 const LiveCounts = z.object({ likes: Count, views: Count, shares: Count, saves: Count });
 
 /** What the server sends: the socket's subscriptions after each change, counts as they move, or an error. */
@@ -34,8 +35,8 @@ export const LiveServerMessage = z.discriminatedUnion("type", [
 ]);
 export type LiveServerMessage = z.infer<typeof LiveServerMessage>;
 
-/** One item's new counts on their way from the aggregator to the hubs. */
-export type LiveUpdate = { item: string; seq: number; counts: Counts };
+/** One item's new counts on their way from the aggregator to the hubs, with the item's settings for the hub's privacy check. */
+export type LiveUpdate = { item: string; seq: number; counts: Counts; settings: ItemSettings };
 
 export const liveKeys = (items: readonly ItemRef[]) => [...new Set(items.map((i) => itemKey(i.item_type, i.item_id)))];
 

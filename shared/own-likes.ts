@@ -58,10 +58,16 @@ export const OwnLike = z.object({
   item_id: z.string(),
   item_type: ItemType,
   liked_at: z.iso.datetime().nullable().meta({ description: "When the user liked it; null for likes stored before likes kept their time" }),
+  pending: z
+    .literal(true)
+    .optional()
+    .meta({ description: "A like accepted as pending (202) and not yet applied, listed first on the first page; absent once it is applied" }),
 });
 
 export const OwnLikesResponse = z.object({
-  likes: z.array(OwnLike).meta({ description: "The caller's current likes, newest first" }),
+  likes: z.array(OwnLike).meta({
+    description: "The caller's current likes, newest first; the first page begins with the likes still pending (202), and leaves out items whose unlike is pending",
+  }),
   next_cursor: z.string().nullable().meta({ description: "Pass as cursor for the next page; null on the last page" }),
 });
 export type OwnLikesResponse = z.infer<typeof OwnLikesResponse>;

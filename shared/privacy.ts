@@ -35,7 +35,8 @@ export type Disclosure = "counts" | "hidden" | "untouched";
 
 export function disclosure(item: ItemSettings, viewer: Viewer): Disclosure {
   if (!canSee(item, viewer)) return "untouched";
-  if (item.hideCounts && viewer.userId !== item.owner) return "hidden";
+  // An item without an owner (never given one, or its owner's account was deleted) hides its counts from everyone.
+  if (item.hideCounts && (item.owner === null || viewer.userId !== item.owner)) return "hidden";
   return "counts";
 }
 

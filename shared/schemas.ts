@@ -118,6 +118,9 @@ export const ShownCountsObject = z.object({
   views: ShownCount,
   shares: ShownCount,
   saves: ShownCount,
+  unique_viewers: ShownCount.optional().meta({
+    description: "Distinct users who viewed the item (estimate); only when asked for; null when the owner hides the item's counts from others",
+  }),
 });
 
 export const CountResponse = z.object({
@@ -134,7 +137,16 @@ export const CountsResponse = z.object({
   partial: z.literal(true).optional(),
 });
 
-export const HasLikedResponse = z.object({ liked: z.record(z.string(), z.boolean()) });
+export const HasLikedResponse = z.object({
+  liked: z.record(z.string(), z.boolean()),
+  pending: z
+    .array(z.string())
+    .optional()
+    .meta({
+      description:
+        "Items whose answer comes from a like or unlike the caller made that was accepted as pending (202) and is not yet applied; present only when there is one. It is applied within seconds of the user's object answering again, unless a newer action of the user on the item supersedes it",
+    }),
+});
 
 export const ErrorResponse = z.object({
   error: z.string(),
@@ -321,7 +333,8 @@ export const HistoryQuery = z.object({
     .meta({ description: `Days to answer, ending today (UTC); default 30, at most ${MAX_HISTORY_DAYS}` }),
 });
 
-const HistoryCounts = z.object({ likes: z.number().int(), saves: z.number().int(), views: z.number().int(), shares: z.number().int() });
+const HistoryCount = z.number().int().nullable().meta({ description: "null when the item's owner hides its counts from others" });
+const HistoryCounts = z.object({ likes: HistoryCount, saves: HistoryCount, views: HistoryCount, shares: HistoryCount });
 
 export const HistoryDay = HistoryCounts.extend({
   date: z.iso.date().meta({ description: "The UTC day" }),

@@ -3,15 +3,19 @@ import { metrics } from "../metrics/recorder";
 import { log } from "../shared/log";
 import { drainIntents } from "./likes/intents";
 import { reconcile } from "./pipeline/reconcile";
+import { queueRandomSample } from "./pipeline/reconcile-follow-up";
 
 /**
  * Cron (every 5 minutes): applies the toggles kept while users' objects were
- * unreachable, then reconciles the stores with the item objects. Cron is at
- * least once; both are idempotent.
+ * unreachable that their own queued drains left (the backstop; docs/api.md),
+ * then reconciles the stores with the item objects and hands the queue's
+ * consumers this run's random sample. Cron is at least once; all three are
+ * idempotent.
  */
 export async function scheduled(_controller: ScheduledController, env: Env, ctx?: ExecutionContext): Promise<void> {
   await drainIntents(env).catch((error: unknown) => log("error", "intents_drain_failed", { error: String(error) }));
   const summary = await reconcile(env);
+  await queueRandomSample(env).catch((error: unknown) => log("error", "reconcile_sample_failed", { error: String(error) }));
   metrics.gauge("reconciliation_drift_ratio", {}, summary.itemsChecked === 0 ? 0 : summary.itemsRepaired / summary.itemsChecked);
   metrics.gauge("reconciliation_relative_drift", {}, summary.maxRelativeDrift);
   metrics.count("reconciliation_items_checked_total", {}, summary.itemsChecked);

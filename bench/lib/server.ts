@@ -22,6 +22,13 @@ export type ServerOptions = {
   vars?: Record<string, string>;
   /** How long to wait for /healthz before giving up. */
   readyTimeoutMs?: number;
+  /**
+   * Environment of `npm start` on top of the defaults here: no cron runs and
+   * no embedded central store (PLAUDIT_SCHEDULE, PLAUDIT_CENTRAL_STORE), so a
+   * measurement or a crash check sees only the traffic it sends; set them to
+   * run the whole system.
+   */
+  env?: Record<string, string>;
 };
 
 /** A running local plaudit. `kill` and `stop` end its whole process group. */
@@ -132,11 +139,19 @@ async function startWith(nodeArgs: string[], options: ServerOptions): Promise<Lo
   writeFileSync(devVars, Object.entries(vars).map(([k, v]) => `${k}="${v}"\n`).join(""));
   const port = await freePort();
   return await launch(process.execPath, nodeArgs, {
-    env: { PLAUDIT_PORT: String(port), PLAUDIT_STATE_DIR: join(stateDir, "wrangler"), PLAUDIT_DEV_VARS: devVars },
+    env: {
+      PLAUDIT_SCHEDULE: "off",
+      PLAUDIT_CENTRAL_STORE: "off",
+      ...options.env,
+      PLAUDIT_PORT: String(port),
+      PLAUDIT_STATE_DIR: join(stateDir, "wrangler"),
+      PLAUDIT_DEV_VARS: devVars,
+    },
     port,
     secret,
     stateDir,
-    readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+    // Four migration runs and wrangler's build before the first answer: on a busy 2-core machine that outlasts a minute.
+    readyTimeoutMs: options.readyTimeoutMs ?? 180_000,
   });
 }
 

@@ -47,7 +47,7 @@ export type EmitterOptions = {
   /** The item's total counts: heads only. Children never emit counts, theirs are partial. */
   counts?: () => Counts;
   /** What a head's snapshot carries beyond its counts (its unique viewers). */
-  snapshotExtras?: () => Omit<CountSnapshot, "seq" | "counts">;
+  snapshotExtras?: () => Omit<CountSnapshot, "seq" | "counts" | "at">;
   /** Called after a send from the timer: what the owner would otherwise have done in the alarm the send used to ride on. */
   sent?: () => Promise<void>;
 };
@@ -308,7 +308,7 @@ export class Emitter {
     const messages = packEmission(
       { ns: this.options.ns, name: identity.name },
       identity.item,
-      snapshotDue && counts ? { seq, counts, ...this.options.snapshotExtras?.() } : null,
+      snapshotDue && counts ? { seq, counts, at: now, ...this.options.snapshotExtras?.() } : null,
       edges,
       () => `${this.#boot}.${++this.#nextEmission}`,
     );

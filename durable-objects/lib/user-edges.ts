@@ -47,15 +47,43 @@ export function writeUserEdge(sql: Sql, change: UserEdgeChange): void {
 }
 
 /**
+ * The user's last action on an edge: its state and `acted_at`, the one clock
+ * every late action is compared with (I6): a toggle, a kept intent, an
+ * imported edge, an unlike of an edge the user never had. An edge stored
+ * before edges kept `acted_at` holds 0 there, so its `at` stands in.
+ */
+export function lastAction(sql: Sql, item: string, counter: ToggleCounter): { state: 0 | 1; actedAt: number } | null {
+  const row = sql
+    .exec<{ state: 0 | 1; acted_at: number }>("SELECT state, max(acted_at, at) AS acted_at FROM edges WHERE item = ? AND counter = ?", item, counter)
+    .toArray()[0];
+  return row ? { state: row.state, actedAt: row.acted_at } : null;
+}
+
+/**
+ * Whether an imported edge is late: the user's last action on the item is
+ * newer, or as new and not an imported unlike of a like. At an equal time the
+ * unlike wins whichever comes first, so a file's answer does not depend on
+ * the order of its lines (a live request at an equal time arrived after the
+ * action it meets, and applies).
+ */
+function importIsLate(last: { state: 0 | 1; actedAt: number } | null, edge: ImportedEdge): boolean {
+  if (!last) return false;
+  return last.actedAt > edge.at || (last.actedAt === edge.at && !(last.state === 1 && !edge.on));
+}
+
+/**
  * Inside the user object's transaction: edges brought from another system
  * (invariant I6). Each carries its target state and its time, never a
- * toggle: it applies only when no action of this user on this item is as new
- * (a live like after the import's time wins), and as a live like does (the
- * caller puts the changed edges in the outbox), so the item side and the
- * stores follow.
- * A state that is already current changes nothing. An unlike of an edge the
- * user never had is remembered (state 0, its time), and not delivered, so an
- * older imported like of it cannot apply later.
+ * toggle, and is compared with the user's last action on the item
+ * (`lastAction`): a late edge changes nothing (`duplicate` when the state is
+ * the same, `superseded` when not); a newer edge in the state already held
+ * records its time (`duplicate`), so an older edge after it stays late; a
+ * newer edge of the other state applies as a live like does (the caller puts
+ * the changed edges in the outbox), so the item side and the stores follow.
+ * An unlike of an edge the user never had is remembered (state 0, its time)
+ * and not delivered. A batch is applied in time order (an unlike after a like
+ * of the same time), so its outcomes and the edge's `at` do not depend on the
+ * order of its lines; the outcomes are answered in the order asked.
  */
 export function applyImports(
   sql: Sql,
@@ -64,21 +92,26 @@ export function applyImports(
   homeOf: (item: string) => number,
 ): { outcomes: ImportOutcome[]; seq: number; changed: string[] } {
   let seq = version.seq;
-  const changed: string[] = [];
-  const outcomes = edges.map((edge): ImportOutcome => {
-    const current = sql
-      .exec<{ state: number; at: number }>("SELECT state, at FROM edges WHERE item = ? AND counter = 'likes'", edge.item)
-      .toArray()[0];
+  const changed = new Set<string>();
+  const outcomes = new Array<ImportOutcome>(edges.length);
+  const inTimeOrder = edges.map((edge, index) => ({ edge, index })).sort((a, b) => a.edge.at - b.edge.at || Number(b.edge.on) - Number(a.edge.on));
+  for (const { edge, index } of inTimeOrder) {
+    const last = lastAction(sql, edge.item, "likes");
     const want = edge.on ? 1 : 0;
-    if (current && current.at >= edge.at) return current.state === want ? "duplicate" : "superseded";
-    if ((current?.state ?? 0) === want) {
-      if (!current) sql.exec("INSERT INTO edges (item, counter, state, inc, seq, home, at) VALUES (?, 'likes', 0, ?, 0, -1, ?)", edge.item, version.inc, edge.at);
-      return "duplicate";
+    const same = (last?.state ?? 0) === want;
+    if (importIsLate(last, edge)) {
+      outcomes[index] = same ? "duplicate" : "superseded";
+      continue;
+    }
+    if (same) {
+      recordAction(sql, { item: edge.item, counter: "likes", inc: version.inc, seq: 0, home: homeOf(edge.item) }, edge.at);
+      outcomes[index] = "duplicate";
+      continue;
     }
     seq++;
     writeUserEdge(sql, { item: edge.item, counter: "likes", state: want, inc: version.inc, seq, at: edge.at, home: homeOf(edge.item) });
-    changed.push(edge.item);
-    return "applied";
-  });
-  return { outcomes, seq, changed };
+    changed.add(edge.item);
+    outcomes[index] = "applied";
+  }
+  return { outcomes, seq, changed: [...changed] };
 }

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { Alternator } from "../../workers/stores/alternator";
 import { centralStore } from "../../workers/stores/central-tables";
 import type { EmittedEdge } from "../../shared/emissions";
-import { freshId } from "./helpers";
+import { freshId, tokenFor } from "./helpers";
+import { sample, scrape } from "./metrics-exposition";
 import { central, d1Row, deliver, headEmission } from "./pipeline-helpers";
 
 const key = () => `post:${freshId()}`;
@@ -65,5 +66,31 @@ describe("the central store (a real DynamoDB-API server)", () => {
     expect(await read()).toEqual(before);
     expect(await store.writeSnapshot(a, batch[0]!.snapshot!)).toBe("stale");
     expect(await store.writeEdge(a, edges[0]!)).toBe("stale");
+  });
+
+  it("counts every call it sends by operation and outcome in /metrics", async () => {
+    const service = await tokenFor(freshId(), { role: "service" });
+    const calls = async () => {
+      const families = await scrape(service);
+      const of = (operation: string, outcome: string) => sample(families, "plaudit_central_store_calls_total", { operation, outcome });
+      return { getOk: of("GetItem", "ok"), queryOk: of("Query", "ok"), scanOk: of("Scan", "ok"), updateOk: of("UpdateItem", "ok"), updateRefused: of("UpdateItem", "refused") };
+    };
+    const store = await central();
+    const before = await calls();
+    const [item, user] = [key(), freshId()];
+    expect(await store.writeSnapshot(item, snapshot(2, 2))).toBe("written");
+    // Not newer: the store refuses it with a failed condition, counted as refused, not failed.
+    expect(await store.writeSnapshot(item, snapshot(1, 1))).toBe("stale");
+    expect((await store.readCounts(item))?.seq).toBe(2);
+    expect(await store.readEdge(user, item, "likes")).toBeNull();
+    expect((await store.likersPage(item, "likes", null, 10)).likers).toEqual([]);
+    expect((await store.scanUsers(undefined, 1)).users.length).toBeLessThanOrEqual(1);
+    const after = await calls();
+    // Other tests may call the store meanwhile: counters only go up, so each moved by at least this test's calls.
+    expect(after.updateOk - before.updateOk).toBeGreaterThanOrEqual(1);
+    expect(after.updateRefused - before.updateRefused).toBeGreaterThanOrEqual(1);
+    expect(after.getOk - before.getOk).toBeGreaterThanOrEqual(2);
+    expect(after.queryOk - before.queryOk).toBeGreaterThanOrEqual(1);
+    expect(after.scanOk - before.scanOk).toBeGreaterThanOrEqual(1);
   });
 });

@@ -4,6 +4,7 @@ import { MAX_SOCKETS_PER_HUB, type LiveHub } from "../../durable-objects/LiveHub
 import { config } from "../../shared/config";
 import { describe, expect, it, vi } from "vitest";
 import type { LiveServerMessage } from "../../shared/live";
+import { UNKNOWN_ITEM } from "../../shared/privacy";
 import { call, fetchWorker, freshId, json } from "./helpers";
 import { deliver, headEmission } from "./pipeline-helpers";
 
@@ -77,8 +78,8 @@ describe("GET /v1/live", () => {
     await deliver([headEmission(item, { seq: 5, counts: { likes: 5 } })]);
     await socket.next("counts");
     const hub = await hubOf(item);
-    await hub.publish([{ item, seq: 4, counts: { likes: 4, views: 0, shares: 0, saves: 0 } }]);
-    await hub.publish([{ item, seq: 6, counts: { likes: 6, views: 0, shares: 0, saves: 0 } }]);
+    await hub.publish([{ item, seq: 4, counts: { likes: 4, views: 0, shares: 0, saves: 0 }, settings: UNKNOWN_ITEM }]);
+    await hub.publish([{ item, seq: 6, counts: { likes: 6, views: 0, shares: 0, saves: 0 }, settings: UNKNOWN_ITEM }]);
     expect(await socket.next("counts")).toMatchObject({ counts: { [item]: { likes: 6 } } });
     expect(socket.messages.filter((m) => m.type === "counts")).toHaveLength(2);
     socket.ws.close(1000);

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { userObjectName } from "../../shared/object-names";
 import { drainIntents } from "../../workers/likes/intents";
 import { call, freshId, json, like, newUser, unlike } from "./helpers";
-import { itemStub } from "./pipeline-helpers";
+import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(userObjectName(id)));
 
@@ -16,8 +16,13 @@ async function setUnreachable(user: string, unreachable: boolean): Promise<void>
 }
 
 async function hasLiked(token: string, item: string): Promise<boolean> {
-  const res = await call("POST", "/v1/has_liked", { token, body: { item_ids: [item], item_type: "post" } });
-  return (await json(res)).liked[item];
+  return (await hasLikedAll(token, [item])).liked[item]!;
+}
+
+async function hasLikedAll(token: string, items: readonly string[]): Promise<{ liked: Record<string, boolean>; pending?: string[] }> {
+  const res = await call("POST", "/v1/has_liked", { token, body: { item_ids: items, item_type: "post" } });
+  expect(res.status).toBe(200);
+  return await json(res);
 }
 
 const pendingRows = async (user: string) =>
@@ -63,5 +68,53 @@ describe("a like while the user's object cannot be reached", () => {
     await drainFor(user.id);
     expect(await hasLiked(user.token, item)).toBe(false);
     expect((await itemStub(`post:${item}`).read()).counts.likes).toBe(0);
+  });
+});
+
+describe("a burst of likes kept while users' objects were away", () => {
+  // 20 users of 10 likes each: under the per-user limit (30 a minute), which the objects apply when the intents arrive.
+  const USERS = 20;
+  const LIKES_EACH = 10;
+
+  it("shows each user their own likes at once, then applies every one exactly once within seconds of the objects' return, with no cron", async () => {
+    const users = await Promise.all(Array.from({ length: USERS }, () => newUser()));
+    const items = Array.from({ length: LIKES_EACH }, () => freshId());
+    await Promise.all(users.map((user) => setUnreachable(user.id, true)));
+
+    const answers = await Promise.all(users.flatMap((user) => items.map((item) => like(user.token, item))));
+    expect(answers.map((res) => res.status)).toEqual(answers.map(() => 202));
+    // Read-your-writes: has_liked answers from the pending intents, and says so; another user sees nothing of them.
+    for (const user of users) expect(await hasLikedAll(user.token, items)).toEqual({ liked: Object.fromEntries(items.map((i) => [i, true])), pending: items });
+    const stranger = await newUser();
+    expect(await hasLikedAll(stranger.token, items)).toEqual({ liked: Object.fromEntries(items.map((i) => [i, false])) });
+    const mine = await json(await call("GET", "/v1/me/likes", { token: users[0]!.token }));
+    const listed = mine.likes as { item_id: string; liked_at: string; pending?: boolean }[];
+    expect(listed.map((l) => l.item_id).sort()).toEqual([...items].sort());
+    expect(listed.every((l) => l.pending === true)).toBe(true);
+    expect(listed.map((l) => l.liked_at)).toEqual(listed.map((l) => l.liked_at).sort().reverse());
+
+    await Promise.all(users.map((user) => setUnreachable(user.id, false)));
+    // The drains asked for when the likes were kept retry on their own; nothing here drains or calls the cron.
+    await vi.waitFor(
+      async () => {
+        for (const user of users) expect(await pendingRows(user.id)).toEqual([]);
+      },
+      { timeout: 10_000, interval: 200 },
+    );
+
+    for (const user of users) expect(await hasLikedAll(user.token, items)).toEqual({ liked: Object.fromEntries(items.map((i) => [i, true])) });
+    const store = await central();
+    for (const item of items) {
+      expect((await settled(`post:${item}`)).likes).toBe(USERS);
+      await vi.waitFor(
+        async () => {
+          expect((await d1Counts(`post:${item}`))?.counts.likes).toBe(USERS);
+          expect((await store.readCounts(`post:${item}`))?.counts.likes).toBe(USERS);
+        },
+        { timeout: 10_000, interval: 100 },
+      );
+    }
+    // Applied once each: a like now changes nothing.
+    expect((await json(await like(users[0]!.token, items[0]!))).status).toBe("already_liked");
   });
 });

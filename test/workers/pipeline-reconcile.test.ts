@@ -5,6 +5,8 @@ import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
 import { compare, reconcile } from "../../workers/pipeline/reconcile";
 import { nextSweepShare } from "../../workers/pipeline/sweep";
+import { queueRandomSample } from "../../workers/pipeline/reconcile-follow-up";
+import { indexDraw } from "../../shared/item-index";
 import { Alternator } from "../../workers/stores/alternator";
 import { countDatabaseFor } from "../../workers/stores/count-databases";
 import { splitItem } from "../../workers/stores/item-key";
@@ -42,8 +44,9 @@ async function corrupt(item: string, d1Likes: number, centralLikes: number): Pro
   });
 }
 
+/** One cron run, without the random sample (its own test below): these tests count what one run repaired. */
 async function reconcileOnce(): Promise<void> {
-  await worker.scheduled(createScheduledController({ cron: "*/5 * * * *", scheduledTime: new Date() }), env);
+  await worker.scheduled(createScheduledController({ cron: "*/5 * * * *", scheduledTime: new Date() }), { ...env, RECONCILE_SAMPLE_ITEMS: "0" } as Env);
 }
 
 async function lastRun(): Promise<Record<string, number>> {
@@ -145,6 +148,43 @@ describe("reconciliation", () => {
       expect(new Set(walked).size).toBe(walked.length);
       // The pass ended: every item was checked since it started.
       expect((await nextSweepShare(env, 1, start + 20_000)).oldestCheckAt).toBe(start);
+    }, 60_000);
+  });
+
+  describe("what drift sets off, with no call from outside", () => {
+    const DAYS_LATER = Date.now() + 3 * 86_400_000;
+    const likesIn = async (item: string) => [(await d1Counts(item))?.counts.likes, (await (await central()).readCounts(item))?.counts.likes];
+
+    it("queues a recheck of the drifted item and a sample of the items after it in the index, which repairs drift the run itself never checked", async () => {
+      const likes = new Map([
+        [await likedItem(2), 2],
+        [await likedItem(3), 3],
+      ]);
+      const [found, neighbour] = [...likes.keys()].sort((a, b) => indexDraw(a) - indexDraw(b) || (a < b ? -1 : 1)) as [string, string];
+      await corrupt(found, 7, 0);
+      await corrupt(neighbour, 0, 9);
+      // This run checks one item, `found`: no recent items, a share of one, the walk's cursor just before it.
+      await env.DB.prepare(
+        `INSERT INTO reconciliation_sweep (id, cursor, cursor_item, pass_started_at, last_pass_started_at) VALUES (1, ?1, '', ?2, NULL)
+         ON CONFLICT (id) DO UPDATE SET cursor = ?1, cursor_item = ''`,
+      ).bind(indexDraw(found), DAYS_LATER).run();
+      const summary = await reconcile(({ ...env, RECONCILE_RECENT_ITEMS: "0", RECONCILE_SWEEP_ITEMS: "1" } as Env), DAYS_LATER);
+      expect(summary).toMatchObject({ itemsChecked: 1, itemsRepaired: 1 });
+      // The neighbour is repaired by the drift slice the run queued, through the queue's consumer alone.
+      await converged(neighbour);
+      await converged(found);
+      expect(await likesIn(neighbour)).toEqual([likes.get(neighbour), likes.get(neighbour)]);
+      expect(await likesIn(found)).toEqual([likes.get(found), likes.get(found)]);
+    }, 60_000);
+
+    it("hands the random sample to the queue's consumers in slices of 100, which repair what they find", async () => {
+      const item = await likedItem(4);
+      await corrupt(item, 1, 1);
+      // Every slice starts just before the item: the sample finds it whatever else the index holds.
+      const slices = await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "250" } as Env, () => (indexDraw(item) - 1) / 2 ** 32);
+      expect(slices).toBe(3);
+      await converged(item);
+      expect(await likesIn(item)).toEqual([4, 4]);
     }, 60_000);
   });
 });

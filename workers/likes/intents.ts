@@ -1,6 +1,8 @@
-import type { ToggleLimits, ToggleResult } from "../../shared/contracts";
+import type { ToggleLimits, ToggleRequest, ToggleResult } from "../../shared/contracts";
 import type { ToggleCounter } from "../../shared/counters";
 import { DeadlineExceeded } from "../../shared/deadline";
+import { eventQueueFor } from "../../shared/event-queue-for";
+import type { DrainIntentsRequest } from "../../shared/intents";
 import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
 import { d1 } from "../stores/d1";
@@ -9,19 +11,38 @@ import { userLikes } from "../lib/objects";
 /** A toggle kept while the user's object could not be reached: the target state and when it was asked. */
 export type Intent = { user: string; item: string; counter: ToggleCounter; on: boolean; askedAt: number; limits?: ToggleLimits };
 
-type IntentRow = { id: number; user_id: string; item: string; counter: ToggleCounter; target: number; asked_at: number; limits: string | null };
+type IntentRow = { id: number; item: string; counter: ToggleCounter; target: number; asked_at: number; limits: string | null };
 
-/** Intents applied per cron run, at most. */
-const DRAIN_BATCH = 500;
+const CALLER = "intents";
+/** A user's intents read per drain; a larger backlog sends the drain again at once for the rest. */
+const USER_BATCH = 500;
+/** Intents per object call: one call applies many, each still its own transaction in the object. */
+const CALL_BATCH = 100;
+/** Users the cron drains per run, this many at a time: the backstop for drains whose messages gave up. */
+const CRON_USERS = 1_000;
+const CRON_CONCURRENCY = 16;
+/**
+ * While the object stays unreachable, the drain asks again after these
+ * delays (seconds), the last repeated: an object that answers again has its
+ * intents applied within about the last delay. After MAX_ATTEMPTS (each also
+ * waiting up to OBJECT_CALL_TIMEOUT_MS: ten to fifteen minutes) the cron's
+ * run takes over, so an object gone for hours costs a message every few
+ * seconds for those minutes, then nothing until the cron.
+ */
+const RETRY_DELAYS = [1, 1, 2, 2, 3, 4];
+const MAX_ATTEMPTS = 100;
+/** An isolate asks for one user's drain at most once in this window: a burst of 202s is one message. */
+const ASK_WINDOW_MS = 1_000;
+const asked = new Map<string, number>();
 
 /** The object did not answer in time, or said it is overloaded: the toggle can wait, the user need not. */
 export function unreachable(error: unknown): boolean {
   return error instanceof DeadlineExceeded || (error as { overloaded?: unknown } | null)?.overloaded === true;
 }
 
-/** Keeps a toggle in the durable buffer (D1, `pending_intents`); the cron applies it later. */
+/** Keeps a toggle in the durable buffer (D1, `pending_intents`) and asks for the user's drain, a second later. */
 export async function keepIntent(env: Env, intent: Intent): Promise<void> {
-  await d1(env, env.DB, "intents").run(
+  await d1(env, env.DB, CALLER).run(
     env.DB.prepare("INSERT INTO pending_intents (user_id, item, counter, target, asked_at, limits) VALUES (?, ?, ?, ?, ?, ?)").bind(
       intent.user,
       intent.item,
@@ -32,44 +53,110 @@ export async function keepIntent(env: Env, intent: Intent): Promise<void> {
     ),
   );
   metrics.count("pending_intents_total", { outcome: "kept" });
+  const now = Date.now();
+  if ((asked.get(intent.user) ?? 0) > now - ASK_WINDOW_MS) return;
+  asked.set(intent.user, now);
+  if (asked.size > 10_000) asked.clear();
+  // The cron drains it anyway: a lost request only delays it.
+  await askDrain(env, intent.user, 0).catch((error: unknown) => log("warn", "intents_drain_not_asked", { error: String(error) }));
 }
 
+async function askDrain(env: Env, user: string, attempt: number): Promise<void> {
+  const { queue, name } = eventQueueFor(env, user);
+  const request: DrainIntentsRequest = { v: 1, kind: "drain_intents", user, attempt };
+  const delaySeconds = attempt === 0 ? 1 : RETRY_DELAYS[Math.min(attempt, RETRY_DELAYS.length) - 1]!;
+  await queue.send(request, { contentType: "json", delaySeconds });
+  metrics.count("queue_messages_total", { queue: name, event: "sent" });
+}
+
+export type UserDrain = { settled: number; left: "none" | "more" | "unreachable" };
+
 /**
- * Applies the oldest kept intents through the same idempotent call a toggle
- * makes, each with the time it was asked: the user's object applies its
- * limits then, and ignores an intent asked before the user's last action on
- * that edge. A row is deleted once the object answered (applied, refused or
- * superseded); one whose object is still unreachable stays for the next run.
- * A crash between the answer and the delete only applies it again, which
- * changes nothing. Returns how many were settled.
+ * Applies one user's oldest kept intents through the call a toggle makes,
+ * each with the time it was asked, a batch per object call: the object
+ * applies its limits then, and ignores an intent asked before the user's
+ * last action on that edge (I6), so intents applied twice (two drains at
+ * once, a crash between the answer and the delete) change nothing more. A
+ * row is deleted once the object answered (applied, refused or superseded);
+ * the rest stay for the next drain.
  */
-export async function drainIntents(env: Env): Promise<number> {
-  const rows = await d1(env, env.DB, "intents").all<IntentRow>(
-    env.DB.prepare("SELECT id, user_id, item, counter, target, asked_at, limits FROM pending_intents ORDER BY id LIMIT ?").bind(DRAIN_BATCH),
+export async function drainUser(env: Env, user: string): Promise<UserDrain> {
+  const rows = await d1(env, env.DB, CALLER).all<IntentRow>(
+    env.DB.prepare("SELECT id, item, counter, target, asked_at, limits FROM pending_intents WHERE user_id = ? ORDER BY id LIMIT ?").bind(user, USER_BATCH),
   );
   const settled: number[] = [];
-  for (const row of rows) {
+  let left: UserDrain["left"] = rows.length === USER_BATCH ? "more" : "none";
+  for (let start = 0; start < rows.length; start += CALL_BATCH) {
+    const batch = rows.slice(start, start + CALL_BATCH);
+    let results: ToggleResult[];
     try {
-      const limits = row.limits ? (JSON.parse(row.limits) as ToggleLimits) : undefined;
-      const result: ToggleResult = await userLikes(env, row.user_id, "intents").toggle({
-        user: row.user_id,
-        item: row.item,
-        counter: row.counter,
-        on: row.target === 1,
-        askedAt: row.asked_at,
-        ...(limits ? { limits } : {}),
-      });
+      results = await userLikes(env, user, CALLER).applyIntents(batch.map((row) => toRequest(user, row)));
+    } catch (error) {
+      log("warn", "intents_not_applied", { count: rows.length - start, error: String(error) });
+      left = "unreachable";
+      break;
+    }
+    const now = Date.now();
+    for (const [i, result] of results.entries()) {
       const outcome = result.kind === "rate_limited" || result.kind === "barred" ? "refused" : result.kind === "superseded" ? "superseded" : "applied";
       metrics.count("pending_intents_total", { outcome });
-      settled.push(row.id);
-    } catch (error) {
-      log("warn", "intent_not_applied", { id: row.id, error: String(error) });
+      metrics.observe("pending_intent_wait_seconds", {}, Math.max(0, now - batch[i]!.asked_at) / 1000);
+      settled.push(batch[i]!.id);
     }
   }
   if (settled.length > 0) {
-    await d1(env, env.DB, "intents").run(
+    await d1(env, env.DB, CALLER).run(
       env.DB.prepare("DELETE FROM pending_intents WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(settled)),
     );
   }
-  return settled.length;
+  return { settled: settled.length, left };
+}
+
+function toRequest(user: string, row: IntentRow): ToggleRequest {
+  const limits = row.limits ? (JSON.parse(row.limits) as ToggleLimits) : undefined;
+  return { user, item: row.item, counter: row.counter, on: row.target === 1, askedAt: row.asked_at, ...(limits ? { limits } : {}) };
+}
+
+/**
+ * A queued drain of one user: a larger backlog asks again at once for the
+ * rest, an unreachable object asks again after a short delay, up to
+ * MAX_ATTEMPTS; intents kept after the drain read its rows ask for their own.
+ */
+export async function answerDrain(env: Env, request: DrainIntentsRequest): Promise<void> {
+  const { left } = await drainUser(env, request.user);
+  if (left === "more") await askDrain(env, request.user, 0);
+  else if (left === "unreachable" && request.attempt + 1 < MAX_ATTEMPTS) await askDrain(env, request.user, request.attempt + 1);
+}
+
+/** The cron's pass: every user with kept intents (up to CRON_USERS), drained in parallel. Returns how many intents were settled. */
+export async function drainIntents(env: Env): Promise<number> {
+  const users = await d1(env, env.DB, CALLER).all<{ user_id: string }>(
+    env.DB.prepare("SELECT DISTINCT user_id FROM pending_intents LIMIT ?").bind(CRON_USERS),
+  );
+  let settled = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < users.length) {
+      const user = users[next++]!.user_id;
+      settled += await drainUser(env, user).then(
+        (drain) => drain.settled,
+        (error: unknown) => (log("warn", "intents_drain_failed", { error: String(error) }), 0),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CRON_CONCURRENCY, users.length) }, worker));
+  return settled;
+}
+
+/** The latest pending intent of each of a user's items for one counter, for read-your-writes; empty (the usual case) costs one indexed query. */
+export async function pendingOf(env: Env, user: string, counter: ToggleCounter): Promise<Map<string, { on: boolean; askedAt: number }>> {
+  const rows = await d1(env, env.DB, CALLER).all<{ item: string; target: number; asked_at: number }>(
+    env.DB.prepare("SELECT item, target, asked_at FROM pending_intents WHERE user_id = ? AND counter = ? ORDER BY id LIMIT ?").bind(user, counter, USER_BATCH),
+  );
+  const latest = new Map<string, { on: boolean; askedAt: number }>();
+  for (const row of rows) {
+    const known = latest.get(row.item);
+    if (!known || row.asked_at >= known.askedAt) latest.set(row.item, { on: row.target === 1, askedAt: row.asked_at });
+  }
+  return latest;
 }

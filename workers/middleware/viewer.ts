@@ -16,7 +16,7 @@ export const identifyViewer = createMiddleware<AppEnv>(async (c, next) => {
     if (grant) throw unauthorized(`An ${GRANT_HEADER} header needs the Authorization: Bearer token of the user it names.`);
     c.set("viewer", ANONYMOUS);
   } else {
-    const followersOf = grant ? await verifyGrant(grant, c.env, principal.userId, Date.now()) : ANONYMOUS.followersOf;
+    const followersOf = grant ? (await verifyGrant(grant, c.env, principal.userId, Date.now())).owners : ANONYMOUS.followersOf;
     c.set("viewer", { userId: principal.userId, followersOf });
   }
   await next();

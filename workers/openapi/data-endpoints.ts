@@ -33,8 +33,9 @@ export const DATA_ENDPOINTS: readonly Endpoint[] = [
     tag: "likes",
     summary: "The caller's own likes, newest first",
     description:
-      "Exact, from the caller's own object. Paged by an opaque cursor over (liked_at, item): a like made while a client pages is newer than every cursor, so no page skips or repeats an item because of it. `item_type` keeps one type only.",
+      "Exact, from the caller's own object. Paged by an opaque cursor over (liked_at, item): a like made while a client pages is newer than every cursor, so no page skips or repeats an item because of it. `item_type` keeps one type only. Likes accepted as pending (202) and not yet applied lead the first page, marked `pending: true`; an item whose unlike is pending is left out (read-your-writes). A like of an item the caller may no longer see is left out, pending or not, as `has_liked` answers false for it, and shows again once they may see it (docs/privacy.md, \"A like out of sight\"); the page is filled from further rows (at most five reads, so a page may hold fewer while `next_cursor` goes on).",
     auth: "user",
+    viewer: true,
     query: { schema: OwnLikesQuery, example: { item_type: "post", limit: "2" } },
     response: {
       description: "One page of likes.",
@@ -58,7 +59,7 @@ export const DATA_ENDPOINTS: readonly Endpoint[] = [
     tag: "admin",
     summary: "Import a batch of like edges",
     description:
-      "Up to 100 like edges from another system (service token), each through its user's object like a live like, so the item side, D1 and the central store follow. Each edge carries its target state (`kind`: like or unlike, never a toggle) and its time (`liked_at`): it applies only if the user has no action on the item as new (invariant I6), so a repeated batch changes nothing and an old import never undoes a newer live like. Outside the users' rate limits: `npm run import` paces itself (docs/import.md).",
+      "Up to 100 like edges from another system (service token), each through its user's object like a live like, so the item side, D1 and the central store follow. Each edge carries its target state (`kind`: like or unlike, never a toggle) and its time (`liked_at`): it applies only if the user has no action on the item as new (invariant I6), so a repeated batch changes nothing and an old import never undoes a newer live like. Outside the users' rate limits: `npm run import` paces itself on the answers. Backpressure: a 503 `import_backpressure` with a Retry-After, before any edge is applied, while the event queues hold more than IMPORT_MAX_QUEUE_BACKLOG messages; also when a user object fails, after the other users' edges were committed (sending the batch again is safe: they answer duplicate) (docs/import.md).",
     auth: "service",
     body: {
       schema: ImportRequest,

@@ -187,7 +187,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     tag: "counts",
     summary: "One item's counts",
     description:
-      "All four counters of an item. An item nobody touched has all counts 0 (not a 404), and so has an item the viewer may not see. A bearer token is optional: with one, the owner reads counts they hide from others (null for everyone else). With `unique_viewers=true`, `counts` also has `unique_viewers` (where the counts are shown): distinct users who viewed the item, a HyperLogLog estimate (0.81 % standard error) as of the item's last snapshot in the regional store (a second or two behind).",
+      "All four counters of an item. An item nobody touched has all counts 0 (not a 404), and so has an item the viewer may not see: the whole answer (fields, `cached`, `as_of`, headers, errors) is an untouched item's, and for it and for hidden counts `as_of` is when the store was read. A bearer token is optional: with one, the owner reads counts they hide from others (null for everyone else). With `unique_viewers=true`, `counts` also has `unique_viewers`: distinct users who viewed the item, a HyperLogLog estimate (0.81 % standard error) as of the item's last snapshot in the regional store (a second or two behind); 0 for an item the viewer may not see, null where the counts are hidden.",
     auth: "none",
     query: { schema: CountQuery, example: { item_id: "456", item_type: "post" } },
     response: {
@@ -244,13 +244,14 @@ export const ENDPOINTS: readonly Endpoint[] = [
     operationId: "hasLiked",
     tag: "likes",
     summary: "Which items the caller likes",
-    description: "Exact, from the caller's own likes: never a false positive. An item the caller may not see answers false.",
+    description:
+      "Exact, from the caller's own likes: never a false positive. An item the caller may not see answers false. A like or unlike the caller made that was accepted as pending (202) answers at once as if applied, its id listed in `pending` until the user's object applies it (read-your-writes).",
     auth: "user",
     body: { schema: HasLikedRequest, examples: { two: { item_ids: ["1", "2"], item_type: "post" } } },
     response: {
       description: "One boolean per distinct id.",
       schema: HasLikedResponse,
-      examples: { two: { liked: { "1": true, "2": false } } },
+      examples: { two: { liked: { "1": true, "2": false } }, pending: { liked: { "1": true, "2": false }, pending: ["1"] } },
     },
     viewer: true,
     errors: [503],
@@ -308,8 +309,9 @@ export const ENDPOINTS: readonly Endpoint[] = [
     tag: "counts",
     summary: "An item's daily counts",
     description:
-      "One entry per UTC day, oldest first, today last: each count's change that day (likes and saves are net: unlikes and unsaves subtract) and the totals at the day's end. Kept in D1 by the event pipeline, so today's entry is a second or two behind. An item nobody touched answers zeros.",
+      "One entry per UTC day, oldest first, today last: each count's change that day (likes and saves are net: unlikes and unsaves subtract) and the totals at the day's end. Kept in D1 by the event pipeline, so today's entry is a second or two behind. An item nobody touched answers zeros, and so does an item the viewer may not see; where the owner hides the counts, every number is null but for the owner. A bearer token (and `X-Plaudit-Grant`) is optional, as on GET /v1/count.",
     auth: "none",
+    viewer: true,
     query: { schema: HistoryQuery, example: { item_id: "456", item_type: "post", days: "2" } },
     response: {
       description: "The item's days.",
@@ -334,8 +336,9 @@ export const ENDPOINTS: readonly Endpoint[] = [
     tag: "counts",
     summary: "Live counts over a WebSocket",
     description:
-      "Send `Upgrade: websocket`. Then send JSON text frames `{\"type\": \"subscribe\", \"items\": [{\"item_id\": \"456\", \"item_type\": \"post\"}]}` (or `unsubscribe`); a socket watches at most 100 items. Each (un)subscribe is answered `subscribed` with the socket's items; then a `counts` message arrives whenever some of them changed, one message per tick (250 ms) for all of them, at most about once a second per item. A bare `ping` frame is answered `pong`. Bad messages are answered with an `error` message in the API's error shape and the socket stays open. See docs/live.md.",
+      "Send `Upgrade: websocket`. Then send JSON text frames `{\"type\": \"subscribe\", \"items\": [{\"item_id\": \"456\", \"item_type\": \"post\"}]}` (or `unsubscribe`); a socket watches at most 100 items. Each (un)subscribe is answered `subscribed` with the socket's items; then a `counts` message arrives whenever some of them changed, one message per tick (250 ms) for all of them, at most about once a second per item. A bare `ping` frame is answered `pong`. Bad messages are answered with an `error` message in the API's error shape and the socket stays open. Privacy as on GET /v1/count, per socket: the socket's viewer is the upgrade request's bearer token (optional) and `X-Plaudit-Grant` (at most 25 owners, honoured until it expires); an item the viewer may not see is never pushed (as an untouched item, which never changes), hidden counts are pushed as null, and a change of an item's settings applies to open sockets within `PRIVACY_CACHE_TTL_MS`. See docs/live.md.",
     auth: "none",
+    viewer: true,
     upgrade: true,
     response: {
       description: "Switching to a WebSocket; the server's messages are these JSON text frames.",

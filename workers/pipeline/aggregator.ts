@@ -10,7 +10,7 @@ import { countDatabaseFor, indexDatabaseFor, userIndexDatabaseFor } from "../sto
 import { Emission, edgeVersion, type CountSnapshot } from "../../shared/emissions";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";
-import { settleAll } from "./settle";
+import { settleAll } from "../../shared/settle";
 import { writtenCache } from "./written-cache";
 
 /** Central-store writes in flight at once, per batch. */

@@ -4,7 +4,7 @@ import { log } from "../../shared/log";
 import { sendToQueue } from "../../durable-objects/lib/queue-send";
 import type { ForgetUserRequest } from "../../shared/removal";
 import { withRetries } from "../../shared/retries";
-import { userIndexDatabaseFor } from "../stores/count-databases";
+import { countDatabases, userIndexDatabaseFor } from "../stores/count-databases";
 import { d1 } from "../stores/d1";
 import { userLikes } from "../lib/objects";
 import { centralStore } from "../stores/central-tables";
@@ -17,8 +17,11 @@ const EDGES_PER_MESSAGE = 500;
 /**
  * The last step of an account deletion (shared/removal.ts): the deleted
  * user's rows in the central store (both edge tables), its row in D1's
- * index of users and its blocks, then the user's object is told, which ends
- * the deletion. Every step deletes what is there, so a request repeated
+ * index of users, its blocks, its toggles still in the durable buffer, and
+ * its name on the items it owned (docs/privacy.md, "Removing a user": the
+ * items keep their visibility and hidden counts with no owner, so a private
+ * item stays out of everyone's sight), then the user's object is told, which
+ * ends the deletion. Every step deletes what is there, so a request repeated
  * (the object asks again until it hears back) or retried changes nothing
  * more. A large account is wiped over several messages.
  */
@@ -50,6 +53,11 @@ async function forgetUser(env: Env, user: string): Promise<boolean> {
   const index = userIndexDatabaseFor(env, user);
   await d1(env, index, CALLER).run(index.prepare("DELETE FROM user_index WHERE user = ?").bind(user));
   await d1(env, env.DB, CALLER).run(env.DB.prepare("DELETE FROM blocks WHERE blocker_id = ?1 OR blocked_id = ?1").bind(user));
+  await d1(env, env.DB, CALLER).run(env.DB.prepare("DELETE FROM pending_intents WHERE user_id = ?").bind(user));
+  const now = Date.now();
+  for (const db of countDatabases(env)) {
+    await d1(env, db, CALLER).run(db.prepare("UPDATE item_settings SET owner_id = NULL, updated_at = ?2 WHERE owner_id = ?1").bind(user, now));
+  }
   await withRetries(() => userLikes(env, user, CALLER).removalWiped());
   log("info", "user_forgotten", {});
   return true;

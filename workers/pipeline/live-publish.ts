@@ -4,6 +4,7 @@ import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
 import { d1 } from "../stores/d1";
 import { liveHub } from "../lib/objects";
+import { readSettings } from "../privacy/item-settings";
 
 /**
  * Sends a batch's new counts (only snapshots that became their item's newest,
@@ -11,8 +12,12 @@ import { liveHub } from "../lib/objects";
  * hubs that watch them: one D1 query
  * for the batch (which hubs watch which of its items), then one call per hub
  * carrying every item of the batch that hub watches. An item nobody watches
- * costs nothing beyond its share of that query. Never throws: live counts are
- * best effort, and the stores' writes must not be retried for them.
+ * costs nothing beyond its share of that query. Each update carries its
+ * item's settings (this isolate's privacy cache, else one D1 query per
+ * count database for the watched items), so each hub applies the privacy
+ * rules per socket (docs/live.md). Never throws: live counts are best effort,
+ * and the stores' writes must not be retried for them; when the settings
+ * cannot be read nothing is published, rather than counts unchecked.
  */
 export async function publishLive(env: Env, snapshots: ReadonlyMap<string, CountSnapshot>): Promise<void> {
   if (snapshots.size === 0) return;
@@ -20,10 +25,17 @@ export async function publishLive(env: Env, snapshots: ReadonlyMap<string, Count
     const results = await d1(env, env.DB, "aggregator").all<{ item: string; hub: number }>(
       env.DB.prepare("SELECT item, hub FROM live_watchers WHERE item IN (SELECT value FROM json_each(?))").bind(JSON.stringify([...snapshots.keys()])),
     );
+    if (results.length === 0) return;
+    const settings = await readSettings(env, [...new Set(results.map((row) => row.item))], "aggregator");
     const byHub = Map.groupBy(results, (row) => row.hub);
     await Promise.all(
       [...byHub].map(async ([hub, rows]) => {
-        const updates: LiveUpdate[] = rows.map(({ item }) => ({ item, seq: snapshots.get(item)!.seq, counts: snapshots.get(item)!.counts }));
+        const updates: LiveUpdate[] = rows.map(({ item }) => ({
+          item,
+          seq: snapshots.get(item)!.seq,
+          counts: snapshots.get(item)!.counts,
+          settings: settings.get(item)!,
+        }));
         try {
           await liveHub(env, hub, "aggregator").publish(updates);
         } catch (error) {

@@ -7,7 +7,7 @@ import { byCountDatabase } from "../stores/count-databases";
 import { itemCounter } from "../lib/objects";
 import type { CentralStore } from "../stores/central-store";
 import { readCountRows, writeSnapshots } from "../stores/item-counts";
-import { settleAll } from "./settle";
+import { settleAll } from "../../shared/settle";
 
 export const REBUILD_CALLER = "rebuild";
 /** Objects asked, and central-store calls made, at once. */

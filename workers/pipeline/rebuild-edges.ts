@@ -4,7 +4,7 @@ import { withRetries } from "../../shared/retries";
 import { userLikes } from "../lib/objects";
 import type { CentralStore } from "../stores/central-store";
 import { REBUILD_CALLER, REBUILD_CONCURRENCY, type Tally } from "./rebuild-counts";
-import { settleAll } from "./settle";
+import { settleAll } from "../../shared/settle";
 
 /** Edges asked of a user's object at once. */
 const EDGE_PAGE = 100;

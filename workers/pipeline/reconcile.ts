@@ -6,8 +6,9 @@ import { d1 } from "../stores/d1";
 import { itemCounter } from "../lib/objects";
 import { centralStore } from "../stores/central-tables";
 import { readStoredSnapshot, recentItems } from "../stores/item-counts";
-import { settleAll } from "./settle";
+import { settleAll } from "../../shared/settle";
 import { nextSweepShare } from "./sweep";
+import { followUpDrift } from "./reconcile-follow-up";
 
 /** Items whose D1 counts changed within this window are checked. */
 const WINDOW_MS = 15 * 60_000;
@@ -93,7 +94,8 @@ export type RunSummary = {
  * objects: those updated recently, and the next share of the walk over the
  * index of every item ever counted (so an item quiet for years, or whose
  * count row was lost, is still reached), and repairs the drifted ones
- * (`checkItems`). Safe to run twice at once: a repair is only an extra
+ * (`checkItems`), then queues a recheck of each and a sample of the items
+ * around it (`followUpDrift`). Safe to run twice at once: a repair is only an extra
  * snapshot, which the stores apply idempotently. Each run is recorded in
  * `reconciliation_runs` (in `DB`).
  */
@@ -113,7 +115,8 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     oldestCheckAt: sweep.oldestCheckAt,
   };
 
-  for (const result of await checkItems(env, items, "reconcile")) {
+  const drifted: string[] = [];
+  for (const [i, result] of (await checkItems(env, items, "reconcile")).entries()) {
     if (result.status === "rejected") {
       log("error", "reconcile_item_failed", { error: String(result.reason) });
       continue;
@@ -123,7 +126,10 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     if (check.d1.kind === "drift") summary.d1Drift++;
     if (check.central.kind === "drift") summary.centralDrift++;
     const outcome = outcomeOf(check);
-    if (outcome === "repaired") summary.itemsRepaired++;
+    if (outcome === "repaired") {
+      summary.itemsRepaired++;
+      drifted.push(items[i]!);
+    }
     if (outcome === "lag") summary.itemsLagging++;
     for (const { difference, relative } of check.drifted) {
       summary.maxDifference = Math.max(summary.maxDifference, difference);
@@ -139,5 +145,6 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     ).bind(now, Date.now(), summary.itemsChecked, summary.itemsRepaired, summary.itemsLagging, summary.d1Drift, summary.centralDrift, summary.maxDifference),
   );
   log("info", "reconciliation", { ...summary });
+  await followUpDrift(env, drifted).catch((error: unknown) => log("error", "reconcile_follow_up_failed", { error: String(error) }));
   return summary;
 }

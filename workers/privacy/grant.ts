@@ -19,9 +19,9 @@ const refuse = (why: string) => unauthorized(`The ${GRANT_HEADER} header is not 
  * Checks a grant the host app signed for this request's user (docs/privacy.md):
  * the same keys and checks as a bearer token, the same user, a short life
  * (GRANT_MAX_SECONDS, so an unfollow takes effect within it) and a list of
- * canonical owner ids. Returns the owners it names.
+ * canonical owner ids. Returns the owners it names and when it expires (ms).
  */
-export async function verifyGrant(grant: string, env: Env, userId: string, nowMs: number): Promise<Set<string>> {
+export async function verifyGrant(grant: string, env: Env, userId: string, nowMs: number): Promise<{ owners: Set<string>; expiresAt: number }> {
   const settings = config(env);
   let claims;
   try {
@@ -38,5 +38,5 @@ export async function verifyGrant(grant: string, env: Env, userId: string, nowMs
   if (!Array.isArray(owners) || owners.length > MAX_GRANT_OWNERS || !owners.every((o) => typeof o === "string" && isCanonicalU64(o))) {
     throw refuse(`${GRANT_CLAIM} must be a list of at most ${MAX_GRANT_OWNERS} canonical user ids`);
   }
-  return new Set(owners as string[]);
+  return { owners: new Set(owners as string[]), expiresAt: (claims.exp ?? Infinity) * 1000 };
 }

@@ -3,6 +3,7 @@ import type { ItemSettings } from "../../shared/privacy";
 import { readSettingsRows, settingsDatabases, writeSettingsRow } from "../stores/item-settings";
 import { unavailable } from "../lib/errors";
 import { TtlCache } from "./ttl-cache";
+import { centralStore } from "../stores/central-tables";
 
 const cache = new TtlCache<ItemSettings>(10_000);
 
@@ -50,10 +51,18 @@ export async function readSettings(env: Env, keys: readonly string[], caller = "
 }
 
 /**
- * Replaces an item's settings. This isolate sees them at once; others when
+ * Replaces an item's settings, in the database that holds its counts and on
+ * its central store row (a feed spread over more than two databases reads
+ * them there, docs/reads.md); each write only if newer, so a retry after a
+ * partial failure completes it. This isolate sees them at once; others when
  * their cached copy expires (PRIVACY_CACHE_TTL_MS).
  */
 export async function writeSettings(env: Env, key: string, settings: ItemSettings, now: number): Promise<void> {
   await writeSettingsRow(env, key, settings, now);
+  try {
+    await (await centralStore(env))?.writeSettings(key, settings, now);
+  } catch {
+    throw unavailable("The item's settings could not be stored everywhere; retry the same request.");
+  }
   rememberSettings(env, key, settings, now);
 }

@@ -1,5 +1,6 @@
 import { zeroCounts, type Counts } from "../../shared/counters";
 import { config } from "../../shared/config";
+import { ownWriteReachMs } from "../../shared/own-writes";
 import { withRetries } from "../../shared/retries";
 import { metrics } from "../../metrics/recorder";
 import { CountCache, type CachedCounts } from "./count-cache";
@@ -11,15 +12,21 @@ import { readCountRows } from "../stores/item-counts";
 /** What a read path needs from the request: bindings, and a way to work after the answer. */
 export type Runtime = { env: Env; ctx: Pick<ExecutionContext, "waitUntil"> };
 
-/** `cached`: the value came from a cache tier. `stale`: the store failed and this is the last known value. */
-export type CountRead = CachedCounts & { cached: boolean; stale: boolean };
+/**
+ * `cached`: the value came from a cache tier. `stale`: the store failed and
+ * this is the last known value. `firstRead`: no read had met the value before
+ * this one (a store read, or an own write's entry), so an item with no row
+ * would have answered `cached: false` as of `readAt`: what an item the viewer
+ * may not see answers (routes/counts.ts).
+ */
+export type CountRead = CachedCounts & { readAt: number; cached: boolean; firstRead: boolean; stale: boolean };
 
 const memory = new CountCache();
 
 /**
- * How long a user's own write outranks older rows of the regional store in
- * this isolate: well past the pipeline's delay (docs/reads.md), so a user
- * never sees their like vanish and come back.
+ * How long a user's own write can outrank rows of the regional store in this
+ * isolate: well past the pipeline's delay (docs/reads.md), so a user never
+ * sees their like vanish and come back.
  */
 const OWN_WRITE_PIN_MS = 10_000;
 
@@ -58,7 +65,9 @@ export async function readMany(
     const other = inflight.get(key);
     if (hit) {
       hits++;
-      reads.set(key, { ...hit, cached: true, stale: false });
+      const firstRead = hit.readAt === null;
+      memory.markRead(key, now);
+      reads.set(key, { ...hit, readAt: hit.readAt ?? now, cached: true, firstRead, stale: false });
     } else if (other) {
       waiting.push([key, other]);
     } else {
@@ -73,7 +82,7 @@ export async function readMany(
     ...waiting.map(async ([key, flight]) => {
       const shared = await waitForFlight(flight);
       if (shared) metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
-      reads.set(key, shared ? { ...shared, cached: true } : lastKnownStale(key));
+      reads.set(key, shared ? { ...shared, cached: true, firstRead: false } : lastKnownStale(key));
     }),
   ]);
   return reads;
@@ -88,9 +97,11 @@ export async function readCounts(rt: Runtime, key: string, caller = "write_answe
   const read = (await readMany(rt, [key], caller, false)).get(key);
   if (read) return read;
   try {
-    const snapshot = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
+    const read = await withRetries(async () => await itemCounter(rt.env, key, caller).read());
+    // The object's own counts: taken when it answered.
+    const snapshot = { ...read, countedAt: read.asOf, readAt: Date.now() };
     remember(rt, key, snapshot);
-    return { ...snapshot, cached: false, stale: false };
+    return { ...snapshot, cached: false, firstRead: true, stale: false };
   } catch (error) {
     // The store and the object both failed: the location's last-known copy, if it has one.
     const lastKnown = await edgeLastKnownStale(key);
@@ -142,17 +153,20 @@ async function waitForFlight(flight: Flight): Promise<CountRead | undefined> {
 /** The Cache API, then the regional store; items whose database failed are left out. */
 async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<string, CountRead>> {
   const tiers = ttls(rt.env);
-  const { memoryMs, edgeMs } = tiers;
+  const reach = ownWriteReachMs(config(rt.env));
   const reads = new Map<string, CountRead>();
   let missing = keys;
-  if (edgeMs > 0) {
+  if (tiers.edgeMs > 0) {
     const edge = await Promise.all(keys.map((key) => edgeGet(key, Date.now())));
+    const now = Date.now();
     missing = keys.filter((key, i) => {
       const hit = edge[i];
       if (!hit) return true;
       metrics.count("cache_lookups_total", { cache: "edge", result: "hit" });
-      memory.put(key, hit, memoryMs, Date.now());
-      reads.set(key, { ...hit, cached: true, stale: false });
+      const readAt = hit.readAt ?? now;
+      const value = { ...(outranking(key, hit, reach, now) ?? hit), readAt };
+      memory.put(key, value, tiers.memoryMs, now);
+      reads.set(key, { ...value, cached: true, firstRead: hit.readAt === null, stale: false });
       return false;
     });
   }
@@ -165,23 +179,38 @@ async function load(rt: Runtime, keys: string[], caller: string): Promise<Map<st
   for (const [key, itemSettings] of settings) rememberSettings(rt.env, key, itemSettings, now);
   for (const key of missing) {
     if (unreadable.has(key)) continue;
-    const stored = found.get(key) ?? { counts: zeroCounts(), asOf: 0 };
-    const own = memory.pinned(key, now);
-    if (own && own.asOf >= stored.asOf) {
-      memory.put(key, own, memoryMs, now);
-      reads.set(key, { ...own, cached: true, stale: false });
+    const row = found.get(key);
+    // An item with no row was never counted: zeros, as of now, taken at no known time.
+    const stored = row
+      ? { counts: row.counts, asOf: row.asOf, countedAt: row.countedAt, readAt: now }
+      : { counts: zeroCounts(), asOf: now, countedAt: 0, readAt: now };
+    const own = outranking(key, stored, reach, now);
+    if (own) {
+      memory.put(key, { ...own, readAt: now }, tiers.memoryMs, now);
+      reads.set(key, { ...own, readAt: now, cached: true, firstRead: true, stale: false });
     } else {
-      const value = { counts: stored.counts, asOf: stored.asOf || now };
-      remember(rt, key, value, 0, tiers, now);
-      reads.set(key, { ...value, cached: false, stale: false });
+      remember(rt, key, stored, 0, tiers, now);
+      reads.set(key, { ...stored, cached: false, firstRead: true, stale: false });
     }
   }
   return reads;
 }
 
+/**
+ * The user's own write this isolate pinned, when `value` may not hold it yet:
+ * judged by when the value's counts were taken, not when it was stored (a row
+ * stored after the write can hold counts the head took before the write
+ * reached it, docs/reads.md), so a user never sees their like vanish.
+ */
+function outranking(key: string, value: CachedCounts, reachMs: number, now: number): CachedCounts | undefined {
+  const own = memory.pinned(key, now);
+  if (!own || (value.countedAt ?? 0) >= own.pin.writtenAt + reachMs) return undefined;
+  return { counts: own.counts, asOf: own.asOf, countedAt: own.countedAt };
+}
+
 function lastKnownStale(key: string): CountRead | null {
   const known = memory.lastKnown(key);
-  return known ? { ...known, cached: true, stale: true } : null;
+  return known ? { ...known, readAt: known.readAt ?? Date.now(), cached: true, firstRead: known.readAt === null, stale: true } : null;
 }
 
 /** The Cache API's long-lived copy, when this isolate knows nothing of the item and its store failed. */
@@ -189,7 +218,7 @@ async function edgeLastKnownStale(key: string): Promise<CountRead | null> {
   const known = await edgeLastKnown(key);
   if (!known) return null;
   metrics.count("cache_lookups_total", { cache: "last_known", result: "hit" });
-  return { ...known, cached: true, stale: true };
+  return { ...known, readAt: known.readAt ?? Date.now(), cached: true, firstRead: known.readAt === null, stale: true };
 }
 
 /** `tiers` and `now` let a batch read every item's TTLs and time once. */
@@ -201,7 +230,8 @@ function remember(rt: Runtime, key: string, value: CachedCounts, pinMs = 0, { me
 
 /** A user's own write overwrites both cache tiers, so they see it at once, and outranks older store rows. */
 export function rememberCounts(rt: Runtime, key: string, counts: Counts): void {
-  remember(rt, key, { counts, asOf: Date.now() }, OWN_WRITE_PIN_MS);
+  const now = Date.now();
+  remember(rt, key, { counts, asOf: now, countedAt: now }, OWN_WRITE_PIN_MS, ttls(rt.env), now);
 }
 
 /** The last counts this isolate saw for the item, fresh or not. */

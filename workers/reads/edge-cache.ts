@@ -13,6 +13,9 @@ const cacheUrl = (key: string) => `https://counts.plaudit.internal/v1/${encodeUR
 
 type Stored = CachedCounts & { expiresAt: number };
 
+/** An entry as read back; one without `readAt` is an own write no read has met (count-cache.ts). */
+const cached = (stored: Stored): CachedCounts => ({ counts: stored.counts, asOf: stored.asOf, countedAt: stored.countedAt, readAt: stored.readAt ?? null });
+
 async function lookup(key: string): Promise<Stored | undefined> {
   try {
     const response = await caches.default.match(cacheUrl(key));
@@ -25,13 +28,13 @@ async function lookup(key: string): Promise<Stored | undefined> {
 /** The item's counts if the entry is still fresh. */
 export async function edgeGet(key: string, now: number): Promise<CachedCounts | undefined> {
   const stored = await lookup(key);
-  return stored && stored.expiresAt > now ? { counts: stored.counts, asOf: stored.asOf } : undefined;
+  return stored && stored.expiresAt > now ? cached(stored) : undefined;
 }
 
 /** The item's last-known counts, however old: only for when every store fails. */
 export async function edgeLastKnown(key: string): Promise<CachedCounts | undefined> {
   const stored = await lookup(key);
-  return stored ? { counts: stored.counts, asOf: stored.asOf } : undefined;
+  return stored ? cached(stored) : undefined;
 }
 
 const queued = new Map<string, { stored: Stored; keepSeconds: number }>();
@@ -44,7 +47,7 @@ const writing = new Set<string>();
  * writer's promise (for waitUntil) when this call started one.
  */
 export function edgePut(key: string, value: CachedCounts, ttlMs: number, now: number, keepSeconds: number): Promise<void> | undefined {
-  queued.set(key, { stored: { ...value, expiresAt: now + ttlMs }, keepSeconds });
+  queued.set(key, { stored: { ...value, readAt: value.readAt ?? null, expiresAt: now + ttlMs }, keepSeconds });
   if (writing.has(key)) return undefined;
   writing.add(key);
   return (async () => {

@@ -1,5 +1,5 @@
 import type { HistoryResponse } from "../../shared/schemas";
-import { visibility } from "../../shared/visibility";
+import { shownCount, type Disclosure } from "../../shared/privacy";
 import { utcDay } from "../stores/item-history";
 import { byCountDatabase } from "../stores/count-databases";
 import { d1 } from "../stores/d1";
@@ -53,13 +53,26 @@ export function historyDays(results: readonly Row[], days: number, now: number):
   return answer;
 }
 
+/** Every day of a history whose counts the owner hides from the viewer: the dates only, each count null. */
+export function shownHistory(days: HistoryResponse["days"]): HistoryResponse["days"] {
+  const hidden = { likes: null, saves: null, views: null, shares: null };
+  return days.map(({ date }) => ({ date, ...hidden, totals: { ...hidden } }));
+}
+
 /**
  * Adds `unique_viewers` to each answered item's counts (entries that are null,
  * items that could not be read, stay null): their newest snapshot in D1, in
- * one query; an item without history has had no viewers.
+ * one query; an item without history has had no viewers. Every answered item
+ * is queried, whoever asks, so an item the viewer may not see fails with the
+ * store as an untouched one does; it then answers 0, and a hidden one null.
  */
-export async function addUniqueViewers(env: Env, entries: Record<string, object | null>, caller: string): Promise<void> {
-  const items = Object.keys(entries).filter((item) => entries[item] && visibility(null, item).counts);
+export async function addUniqueViewers(
+  env: Env,
+  entries: Record<string, object | null>,
+  shown: (item: string) => Disclosure,
+  caller: string,
+): Promise<void> {
+  const items = Object.keys(entries).filter((item) => entries[item]);
   if (items.length === 0) return;
   // One query per database that holds some of the items, as for their counts.
   const found = new Map<string, number>();
@@ -70,7 +83,7 @@ export async function addUniqueViewers(env: Env, entries: Record<string, object 
   ).catch(() => {
     throw unavailable("Unique viewers cannot be read right now.");
   });
-  for (const item of items) Object.assign(entries[item]!, { unique_viewers: found.get(item) ?? 0 });
+  for (const item of items) Object.assign(entries[item]!, { unique_viewers: shownCount(found.get(item) ?? 0, shown(item)) });
 }
 
 async function readUniqueViewers(env: Env, db: D1Database, items: readonly string[], caller: string): Promise<Map<string, number>> {

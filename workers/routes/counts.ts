@@ -20,8 +20,11 @@ const STALE_HEADER = "x-stale-data";
 
 /**
  * One item's four counters, as the viewer may read them. An item nobody
- * touched has all counts 0, and so has an item the viewer may not see, as of
- * now (its real time would hint that someone touched it).
+ * touched has all counts 0, and so has an item the viewer may not see. For
+ * it, and for counts hidden from the viewer, `as_of` is when the store was
+ * read, as an untouched item's is (the item's own time would tell when it
+ * last changed), and `cached` is what an untouched item would answer: false
+ * on the first read to meet a value, also one a like left in the cache.
  */
 counts.get("/v1/count", readLimit, optionalUser, identifyViewer, async (c) => {
   const { item_id, item_type, unique_viewers } = readQuery(c, CountQuery);
@@ -34,13 +37,13 @@ counts.get("/v1/count", readLimit, optionalUser, identifyViewer, async (c) => {
   if (read.stale) c.header(STALE_HEADER, "true");
   const shown = disclosure(settings.get(key)!, c.get("viewer"));
   const body: Partial<ShownCounts> = shownCounts(read.counts, shown);
-  if (unique_viewers && shown === "counts") await addUniqueViewers(c.env, { [key]: body }, "/v1/count");
+  if (unique_viewers) await addUniqueViewers(c.env, { [key]: body }, () => shown, "/v1/count");
   return c.json({
     item_id,
     item_type,
     counts: body,
-    cached: read.cached,
-    as_of: new Date(shown === "untouched" ? Date.now() : read.asOf).toISOString(),
+    cached: shown === "counts" ? read.cached : read.cached && !read.firstRead,
+    as_of: new Date(shown === "counts" ? read.asOf : read.readAt).toISOString(),
   });
 });
 
@@ -66,21 +69,19 @@ async function batchCounts(
   const settings = await readSettings(c.env, keys, route);
   const viewer = c.get("viewer");
   const result: Record<string, Partial<ShownCounts> | null> = {};
-  const revealed: Record<string, Partial<ShownCounts> | null> = {};
+  const shown = new Map<string, Disclosure>();
   let failed = 0;
   let stale = false;
   for (const key of keys) {
     const read = reads.get(key);
-    const shown = disclosure(settings.get(key)!, viewer);
-    result[key] = read ? pick(read.counts, shown, types) : null;
-    if (read && shown === "counts") revealed[key] = result[key];
+    shown.set(key, disclosure(settings.get(key)!, viewer));
+    result[key] = read ? pick(read.counts, shown.get(key)!, types) : null;
     if (!read) failed++;
     stale ||= read?.stale === true;
   }
   if (failed === keys.length) throw unavailable("None of the items' counts can be read right now.");
   if (stale) c.header(STALE_HEADER, "true");
-  // Unique viewers only where every count is shown: an invisible or hidden item must not leak through them.
-  if (uniqueViewers) await addUniqueViewers(c.env, revealed, route);
+  if (uniqueViewers) await addUniqueViewers(c.env, result, (key) => shown.get(key)!, route);
   return { counts: result, partial: failed > 0, stale };
 }
 

@@ -21,7 +21,8 @@ const MAX_ROUNDS = 5;
  * Who liked an item, newest first, from the central store's time-ordered
  * item-to-likers table (docs/privacy.md, "Who liked this"). An item the viewer
  * may not see, or whose counts are hidden from them (a list would count
- * them), has no likers, as an item nobody touched. Likers the owner blocks,
+ * them), has no likers, as an item nobody touched, and fails as one does when
+ * the store is away. Likers the owner blocks,
  * and likers who block the viewer or whom the viewer blocks, are left out,
  * and the page is filled up to `limit` from further store pages.
  */
@@ -30,9 +31,13 @@ likersRoute.get("/v1/likers", requireUser, identifyViewer, async (c) => {
   const key = itemKey(item_type, item_id);
   const viewer = c.get("viewer");
   const settings = (await readSettings(c.env, [key], routeLabel(c))).get(key)!;
-  if (disclosure(settings, viewer) !== "counts") return c.json<LikersResponse>({ likers: [], next_cursor: null });
   const central = await centralStore(c.env).catch(() => null);
   if (!central) throw unavailable("The likers list is read from the central store, which cannot be reached (or is not configured).", 5);
+  // The store is read whoever asks, so an item without a list for this viewer fails with the store as an untouched item does.
+  if (disclosure(settings, viewer) !== "counts") {
+    await central.likersPage(key, "likes", cursor ?? null, limit);
+    return c.json<LikersResponse>({ likers: [], next_cursor: null });
+  }
 
   const likers: LikersPosition[] = [];
   let after: LikersPosition | null = cursor ?? null;

@@ -1,9 +1,12 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { config } from "../../shared/config";
-import { ApiError, unavailable } from "../lib/errors";
+import { ANONYMOUS_LIVE, LIVE_VIEWER_HEADER, MAX_LIVE_GRANT_OWNERS, type LiveViewer } from "../../shared/live-viewer";
+import { ApiError, unauthorized, unavailable } from "../lib/errors";
 import { liveHub } from "../lib/objects";
+import { optionalUser } from "../middleware/auth";
 import { readLimit } from "../middleware/read-limit";
-import type { AppEnv } from "../types";
+import { GRANT_HEADER, verifyGrant } from "../privacy/grant";
+import type { AppEnv, Principal } from "../types";
 import page from "../live/page.html";
 
 export const live = new Hono<AppEnv>();
@@ -12,21 +15,45 @@ export const live = new Hono<AppEnv>();
 const HUB_ATTEMPTS = 3;
 
 /**
- * Opens a live socket. Public: counts are public, privacy rules apply per
- * item in the hub, and opening counts against the per-address read limit.
- * The socket lands on a random hub of LIVE_HUBS, so a million watchers of one
- * item spread evenly over them (about 15,600 each at the default 64) and none
- * nears the 32,768 sockets an object may hold.
+ * The socket's viewer, checked as a read's is (docs/privacy.md): the token's
+ * user, and the owners the host app's grant names until it expires. The
+ * grant is kept in the socket's hibernation attachment, hence its bound.
  */
-live.get("/v1/live", readLimit, async (c) => {
+async function liveViewer(c: Context<AppEnv>): Promise<LiveViewer> {
+  const principal = c.get("principal") as Principal | undefined;
+  const grant = c.req.header(GRANT_HEADER);
+  if (!principal) {
+    if (grant) throw unauthorized(`An ${GRANT_HEADER} header needs the Authorization: Bearer token of the user it names.`);
+    return ANONYMOUS_LIVE;
+  }
+  if (!grant) return { userId: principal.userId, followersOf: [], grantUntil: 0 };
+  const { owners, expiresAt } = await verifyGrant(grant, c.env, principal.userId, Date.now());
+  if (owners.size > MAX_LIVE_GRANT_OWNERS) throw unauthorized(`A live socket's ${GRANT_HEADER} may name at most ${MAX_LIVE_GRANT_OWNERS} owners.`);
+  return { userId: principal.userId, followersOf: [...owners], grantUntil: expiresAt };
+}
+
+/**
+ * Opens a live socket. Public: without a token the socket's viewer is
+ * anonymous; with one (and a grant) it is that user, and the hub applies the
+ * privacy rules per item and per socket (docs/live.md). Opening counts
+ * against the per-address read limit. The socket lands on a random hub of
+ * LIVE_HUBS, so a million watchers of one item spread evenly over them
+ * (about 15,600 each at the default 64) and none nears the 32,768 sockets an
+ * object may hold.
+ */
+live.get("/v1/live", readLimit, optionalUser, async (c) => {
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
     throw new ApiError(426, "upgrade_required", "This endpoint is a WebSocket: send Upgrade: websocket.", {
       headers: { upgrade: "websocket" },
     });
   }
+  // The viewer reaches the hub in a header only the Worker sets: a client's own is replaced.
+  const headers = new Headers(c.req.raw.headers);
+  headers.set(LIVE_VIEWER_HEADER, JSON.stringify(await liveViewer(c)));
+  const request = new Request(c.req.raw, { headers });
   const hubs = config(c.env).LIVE_HUBS;
   for (let attempt = 0; attempt < HUB_ATTEMPTS; attempt++) {
-    const response = await liveHub(c.env, Math.floor(Math.random() * hubs), "/v1/live").fetch(c.req.raw);
+    const response = await liveHub(c.env, Math.floor(Math.random() * hubs), "/v1/live").fetch(request);
     // A new response: the hub's has immutable headers, and the middleware adds the request id.
     if (response.status === 101) return new Response(null, { status: 101, webSocket: response.webSocket });
   }

@@ -7,7 +7,7 @@ import { userLikes } from "../lib/objects";
 import { readJson, readParams } from "../lib/validation";
 import { routeLabel } from "../metrics/route-label";
 import { requireService } from "../middleware/auth";
-import { settleAll } from "../pipeline/settle";
+import { settleAll } from "../../shared/settle";
 import type { AppEnv } from "../types";
 
 export const removal = new Hono<AppEnv>();

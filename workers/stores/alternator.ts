@@ -1,6 +1,7 @@
 import { AwsClient } from "aws4fetch";
 import type { CircuitBreaker } from "../../shared/circuit-breaker";
 import { DeadlineExceeded } from "../../shared/deadline";
+import { metrics } from "../../metrics/recorder";
 
 /**
  * A DynamoDB-API client for ScyllaDB's Alternator, signed with SigV4. Only
@@ -59,7 +60,26 @@ export class Alternator {
     return outcome.answer;
   }
 
+  /**
+   * Every request sent to the store is counted by operation (Scan, Query,
+   * GetItem, BatchGetItem, UpdateItem, ...) and outcome: `ok`, `refused`
+   * (the store answered with an error of its own, a failed condition
+   * included) or `failed` (no answer, a timeout, a server error). A call an
+   * open breaker refused is never sent, so it is not counted here.
+   */
   async #call<T>(operation: string, body: unknown): Promise<T> {
+    try {
+      const answer = await this.#send<T>(operation, body);
+      metrics.count("central_store_calls_total", { operation, outcome: "ok" });
+      return answer;
+    } catch (error) {
+      const refused = error instanceof AlternatorError && !error.retryable;
+      metrics.count("central_store_calls_total", { operation, outcome: refused ? "refused" : "failed" });
+      throw error;
+    }
+  }
+
+  async #send<T>(operation: string, body: unknown): Promise<T> {
     // The signal bounds the whole exchange, the body included: a store that accepts and never answers is cut off.
     const signal = AbortSignal.timeout(this.config.timeoutMs);
     let text: string;

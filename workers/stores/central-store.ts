@@ -3,9 +3,31 @@ import { COUNTER_TYPES, zeroCounts, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
 import { Alternator, AlternatorError } from "./alternator";
 import { edgeVersion, type CountSnapshot, type EmittedEdge } from "../../shared/emissions";
+import type { ItemSettings, Visibility } from "../../shared/privacy";
 
 /** The item-to-likers table's index: an item's likers in `liked_at` order. WARNING: a deployed name; never change it. */
 export const ITEM_LIKES_BY_TIME = "by_liked_at";
+
+type AttributeValue = { S?: string; N?: string; BOOL?: boolean; NULL?: boolean };
+
+/** An item's row as a feed reads it: counts (absent if never counted) and settings (absent if never set). */
+export type CentralRow = {
+  counts?: { counts: Counts; seq: number; countedAt: number };
+  settings?: ItemSettings;
+};
+
+function centralRow(raw: Record<string, AttributeValue>): CentralRow {
+  const row: CentralRow = {};
+  if (raw.seq?.N !== undefined) {
+    const counts = zeroCounts();
+    for (const counter of COUNTER_TYPES) counts[counter] = Number(raw[counter]?.N ?? 0);
+    row.counts = { counts, seq: Number(raw.seq.N), countedAt: Number(raw.counted_at?.N ?? 0) };
+  }
+  if (raw.visibility?.S !== undefined) {
+    row.settings = { owner: raw.owner?.S ?? null, visibility: raw.visibility.S as Visibility, hideCounts: raw.hide_counts?.BOOL === true };
+  }
+  return row;
+}
 
 /** "stale": the store already held something at least as new; for an idempotent writer that is success. */
 export type WriteOutcome = "written" | "stale";
@@ -64,8 +86,8 @@ export class CentralStore {
   }
 
   async writeSnapshot(item: string, snapshot: CountSnapshot): Promise<WriteOutcome> {
-    const names: Record<string, string> = { "#seq": "seq" };
-    const values: Record<string, { N: string }> = { ":seq": { N: String(snapshot.seq) } };
+    const names: Record<string, string> = { "#seq": "seq", "#counted_at": "counted_at" };
+    const values: Record<string, { N: string }> = { ":seq": { N: String(snapshot.seq) }, ":counted_at": { N: String(snapshot.at ?? 0) } };
     for (const counter of COUNTER_TYPES) {
       names[`#${counter}`] = counter;
       values[`:${counter}`] = { N: String(snapshot.counts[counter]) };
@@ -73,7 +95,7 @@ export class CentralStore {
     return await this.#conditional({
       TableName: this.counters,
       Key: { item: { S: item } },
-      UpdateExpression: `SET ${[...COUNTER_TYPES, "seq"].map((a) => `#${a} = :${a}`).join(", ")}`,
+      UpdateExpression: `SET ${[...COUNTER_TYPES, "seq", "counted_at"].map((a) => `#${a} = :${a}`).join(", ")}`,
       ConditionExpression: "attribute_not_exists(#seq) OR #seq < :seq",
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
@@ -184,6 +206,47 @@ export class CentralStore {
     return keys.length;
   }
 
+  /**
+   * An item's privacy settings on its counts row (attributes of their own,
+   * so a settings write and a count write never overwrite each other), only
+   * if newer than the stored ones: what lets a feed read counts and settings
+   * of items spread over many databases in one request (readFeed).
+   */
+  async writeSettings(item: string, settings: ItemSettings, at: number): Promise<WriteOutcome> {
+    return await this.#conditional({
+      TableName: this.counters,
+      Key: { item: { S: item } },
+      UpdateExpression: "SET #owner = :owner, #visibility = :visibility, #hide = :hide, #settings_at = :at",
+      ConditionExpression: "attribute_not_exists(#settings_at) OR #settings_at < :at",
+      ExpressionAttributeNames: { "#owner": "owner", "#visibility": "visibility", "#hide": "hide_counts", "#settings_at": "settings_at" },
+      ExpressionAttributeValues: {
+        ":owner": settings.owner === null ? { NULL: true } : { S: settings.owner },
+        ":visibility": { S: settings.visibility },
+        ":hide": { BOOL: settings.hideCounts },
+        ":at": { N: String(at) },
+      },
+    });
+  }
+
+  /**
+   * Up to 100 items' counts and settings in one BatchGetItem (one round trip
+   * whatever the number of count databases). Eventually consistent: a feed
+   * is. `unprocessed`: keys the store left for another request.
+   */
+  async readFeed(items: readonly string[]): Promise<{ rows: Map<string, CentralRow>; unprocessed: string[] }> {
+    type Answer = { Responses?: Record<string, Record<string, AttributeValue>[]>; UnprocessedKeys?: Record<string, { Keys?: { item?: { S?: string } }[] }> };
+    const answer = await this.#db.call<Answer>("BatchGetItem", {
+      RequestItems: { [this.counters]: { Keys: items.map((item) => ({ item: { S: item } })) } },
+    });
+    const rows = new Map<string, CentralRow>();
+    for (const raw of answer.Responses?.[this.counters] ?? []) {
+      const item = raw.item?.S;
+      if (item) rows.set(item, centralRow(raw));
+    }
+    const unprocessed = (answer.UnprocessedKeys?.[this.counters]?.Keys ?? []).flatMap(({ item }) => (item?.S ? [item.S] : []));
+    return { rows, unprocessed };
+  }
+
   async readCounts(item: string): Promise<{ seq: number; counts: Counts } | null> {
     const { Item } = await withRetries(() =>
       this.#db.call<{ Item?: Record<string, { N?: string }> }>("GetItem", {
@@ -192,10 +255,11 @@ export class CentralStore {
         ConsistentRead: true,
       }),
     );
-    if (!Item) return null;
+    // A row with settings and no counts yet: the item was never counted.
+    if (!Item?.seq) return null;
     const counts = zeroCounts();
     for (const counter of COUNTER_TYPES) counts[counter] = Number(Item[counter]?.N ?? 0);
-    return { seq: Number(Item.seq?.N ?? 0), counts };
+    return { seq: Number(Item.seq.N ?? 0), counts };
   }
 
   async readEdge(user: string, item: string, counter: string): Promise<StoredEdge | null> {

@@ -16,12 +16,21 @@ const ACTIVE_POLL_MS = 100;
 /** Per isolate: tables are checked once, not on every batch. */
 const ready = new Map<string, Promise<void>>();
 
-/** The central store, its tables created on first use; null when ALTERNATOR_ENDPOINT is empty (the store is off). */
-export async function centralStore(env: Env): Promise<CentralStore | null> {
+/**
+ * The central store as a reader uses it: no table check, so a feed's read is
+ * its one request (a missing table fails that request, and the reader falls
+ * back); null when ALTERNATOR_ENDPOINT is empty (the store is off).
+ */
+export function centralReader(env: Env): CentralStore | null {
+  const db = client(env);
+  return db ? new CentralStore(db, config(env).ALTERNATOR_TABLE_PREFIX) : null;
+}
+
+function client(env: Env): Alternator | null {
   const settings = config(env);
-  const { ALTERNATOR_ENDPOINT: endpoint, ALTERNATOR_REGION: region, ALTERNATOR_TABLE_PREFIX: prefix } = settings;
+  const { ALTERNATOR_ENDPOINT: endpoint, ALTERNATOR_REGION: region } = settings;
   if (!endpoint) return null;
-  const db = new Alternator(
+  return new Alternator(
     {
       endpoint,
       region,
@@ -29,8 +38,15 @@ export async function centralStore(env: Env): Promise<CentralStore | null> {
       secretAccessKey: env.ALTERNATOR_SECRET_ACCESS_KEY ?? "plaudit",
       timeoutMs: settings.CENTRAL_STORE_TIMEOUT_MS,
     },
-    breakerFor(env, "central_store"),
+    breakerFor(env, { dependency: "central_store", endpoint }),
   );
+}
+
+/** The central store, its tables created on first use; null when ALTERNATOR_ENDPOINT is empty (the store is off). */
+export async function centralStore(env: Env): Promise<CentralStore | null> {
+  const { ALTERNATOR_ENDPOINT: endpoint, ALTERNATOR_TABLE_PREFIX: prefix } = config(env);
+  const db = client(env);
+  if (!db) return null;
   const store = new CentralStore(db, prefix);
   const key = `${endpoint}|${store.counters}`;
   let tables = ready.get(key);

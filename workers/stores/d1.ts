@@ -29,7 +29,7 @@ function bindingName(env: Env, db: D1Database): string {
 export function d1(env: Env, db: D1Database, caller: string, timeoutMs?: number) {
   const database = bindingName(env, db);
   const deadline = Math.min(timeoutMs ?? Infinity, config(env).D1_TIMEOUT_MS);
-  const call = <T>(work: () => Promise<T>) => guarded(env, `d1:${database}`, deadline, work, timeoutMs === undefined ? 3 : 1);
+  const call = <T>(work: () => Promise<T>) => guarded(env, { dependency: `d1:${database}`, endpoint: database }, deadline, work, timeoutMs === undefined ? 3 : 1);
   const meter = (metas: readonly D1Meta[]) => {
     metrics.count("d1_queries_total", { caller, database }, metas.length);
     metrics.count("d1_rows_read_total", { caller }, metas.reduce((sum, meta) => sum + (meta.rows_read ?? 0), 0));

@@ -6,11 +6,26 @@ import { byCountDatabase, countDatabases } from "./count-databases";
 import { d1 } from "./d1";
 import { splitItem } from "./item-key";
 import { settingsFromRow, type SettingsColumns } from "./item-settings";
+import { readCentralRows, type Trips } from "./central-feed";
+import { metrics } from "../../metrics/recorder";
 
-/** An item's row in the regional store: its counts, the snapshot's sequence, and when the aggregator wrote it. */
-export type StoredCounts = { counts: Counts; seq: number; asOf: number };
+/**
+ * An item's row in the regional store: its counts, the snapshot's sequence,
+ * when the aggregator wrote it (`asOf`) and when the head took the counts
+ * (`countedAt`, 0 when the snapshot did not say).
+ */
+export type StoredCounts = { counts: Counts; seq: number; asOf: number; countedAt: number };
 
-type CountColumns = { kind: "c" | "s"; likes: number; views: number; shares: number; saves: number; seq: number; updated_at: number };
+type CountColumns = {
+  kind: "c" | "s";
+  likes: number;
+  views: number;
+  shares: number;
+  saves: number;
+  seq: number;
+  updated_at: number;
+  counted_at: number;
+};
 type Row = CountColumns & SettingsColumns & { item_type: string; item_id: string };
 
 /**
@@ -26,10 +41,10 @@ type Row = CountColumns & SettingsColumns & { item_type: string; item_id: string
  * (docs/benchmarks.md).
  */
 const SELECT = `WITH wanted AS (SELECT json_extract(value, '$[0]') AS item_type, json_extract(value, '$[1]') AS item_id FROM json_each(?1))
-  SELECT 'c' AS kind, item_type, item_id, likes, views, shares, saves, seq, updated_at, NULL AS owner_id, NULL AS visibility, NULL AS hide_counts
+  SELECT 'c' AS kind, item_type, item_id, likes, views, shares, saves, seq, updated_at, counted_at, NULL AS owner_id, NULL AS visibility, NULL AS hide_counts
     FROM item_counts WHERE (item_type, item_id) IN (SELECT item_type, item_id FROM wanted)
   UNION ALL
-  SELECT 's', item_type, item_id, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, visibility, hide_counts
+  SELECT 's', item_type, item_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, owner_id, visibility, hide_counts
     FROM item_settings WHERE (item_type, item_id) IN (SELECT item_type, item_id FROM wanted)`;
 
 export type StoreRead = {
@@ -41,48 +56,83 @@ export type StoreRead = {
   failed: string[];
 };
 
+/** A feed's store round trips stay at most this many, whatever the number of count databases (docs/reads.md). */
+export const MAX_ROUND_TRIPS = 2;
+
 /**
- * The stored counts of many items: one query per database that holds some of
- * them, all in parallel, each bounded by `timeoutMs`. A database that fails
- * fails only its own items.
+ * The stored counts of many items, in at most MAX_ROUND_TRIPS store round
+ * trips: when they fall in that many count databases or fewer, one query to
+ * each (in parallel, each bounded by `timeoutMs`); when they are spread over
+ * more, the central store's batch read (readCentralRows), which holds every
+ * item's counts and settings. What the central store could not answer (it is
+ * off, down, slow, or left keys twice) falls back to the databases: more
+ * round trips, the same answer. A database that fails fails only its own items.
  */
 export async function readCountRows(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
-  const found = new Map<string, StoredCounts>();
-  const settings = new Map<string, ItemSettings>();
-  const failed: string[] = [];
-  const groups = [...byCountDatabase(env, items, (item) => item)];
-  await Promise.all(
-    groups.map(async ([db, group]) => {
-      try {
-        const pairs = JSON.stringify(group.map(splitItem));
-        const rows = await d1(env, db, caller, timeoutMs).all<Row>(db.prepare(SELECT).bind(pairs));
-        for (const row of rows) {
-          const key = `${row.item_type}:${row.item_id}`;
-          if (row.kind === "c") found.set(key, fromRow(row));
-          else settings.set(key, settingsFromRow(row));
-        }
-        for (const key of group) if (!settings.has(key)) settings.set(key, UNKNOWN_ITEM);
-      } catch {
-        failed.push(...group);
-      }
-    }),
-  );
-  return { found, settings, failed };
+  const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
+  const trips: Trips = { d1: 0, central: 0 };
+  let groups = [...byCountDatabase(env, items, (item) => item)];
+  if (groups.length > MAX_ROUND_TRIPS) {
+    const left = await readCentralRows(env, items, timeoutMs, read, trips, MAX_ROUND_TRIPS);
+    groups = [...byCountDatabase(env, left, (item) => item)];
+  }
+  await Promise.all(groups.map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, trips)));
+  if (trips.d1 > 0) metrics.count("store_round_trips_total", { caller, store: "d1" }, trips.d1);
+  if (trips.central > 0) metrics.count("store_round_trips_total", { caller, store: "central" }, trips.central);
+  metrics.count("store_reads_total", { caller, round_trips: String(trips.d1 + trips.central) });
+  return read;
+}
+
+/**
+ * The newest D1 bookmark this isolate has seen per database. A feed's query
+ * runs in a session (the Sessions API) that starts from it: any read replica
+ * may answer, but never one older than what this isolate already served, so
+ * counts never step back when consecutive reads land on different replicas.
+ */
+const bookmarks = new WeakMap<D1Database, string>();
+
+/** The newest bookmark this isolate's feed reads have seen from a database (none before its first read). */
+export function readBookmark(db: D1Database): string | undefined {
+  return bookmarks.get(db);
+}
+
+function keepBookmark(db: D1Database, bookmark: string | null): void {
+  const known = bookmarks.get(db);
+  // Bookmarks sort in time order.
+  if (bookmark && (known === undefined || known < bookmark)) bookmarks.set(db, bookmark);
+}
+
+async function readDatabase(env: Env, db: D1Database, group: string[], caller: string, timeoutMs: number, read: StoreRead, trips: Trips): Promise<void> {
+  trips.d1++;
+  try {
+    const pairs = JSON.stringify(group.map(splitItem));
+    const session = db.withSession(bookmarks.get(db) ?? "first-unconstrained");
+    const rows = await d1(env, db, caller, timeoutMs).all<Row>(session.prepare(SELECT).bind(pairs));
+    keepBookmark(db, session.getBookmark());
+    for (const row of rows) {
+      const key = `${row.item_type}:${row.item_id}`;
+      if (row.kind === "c") read.found.set(key, fromRow(row));
+      else read.settings.set(key, settingsFromRow(row));
+    }
+    for (const key of group) if (!read.settings.has(key)) read.settings.set(key, UNKNOWN_ITEM);
+  } catch {
+    read.failed.push(...group);
+  }
 }
 
 function fromRow(row: Row): StoredCounts {
-  return { counts: { likes: row.likes, views: row.views, shares: row.shares, saves: row.saves }, seq: row.seq, asOf: row.updated_at };
+  return { counts: { likes: row.likes, views: row.views, shares: row.shares, saves: row.saves }, seq: row.seq, asOf: row.updated_at, countedAt: row.counted_at };
 }
 
 /**
  * One row per item; the row changes only when the snapshot's sequence is
  * newer than the stored one, so a redelivered or late snapshot changes nothing.
  */
-const UPSERT = `INSERT INTO item_counts (item_type, item_id, likes, views, shares, saves, seq, updated_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+const UPSERT = `INSERT INTO item_counts (item_type, item_id, likes, views, shares, saves, seq, updated_at, counted_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (item_type, item_id) DO UPDATE
     SET likes = excluded.likes, views = excluded.views, shares = excluded.shares, saves = excluded.saves,
-        seq = excluded.seq, updated_at = excluded.updated_at
+        seq = excluded.seq, updated_at = excluded.updated_at, counted_at = excluded.counted_at
     WHERE excluded.seq > item_counts.seq`;
 
 /** An item counted (or a user seen) for the first time enters its index; after that the statement writes nothing. */
@@ -111,7 +161,9 @@ export async function writeSnapshots(
   const items = db.prepare(INDEX);
   const users = db.prepare(USER_INDEX);
   const statements = [
-    ...[...snapshots].map(([item, { seq, counts }]) => upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now)),
+    ...[...snapshots].map(([item, { seq, counts, at }]) =>
+      upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now, at ?? 0),
+    ),
     ...(index.items ?? [...snapshots.keys()]).map((item) => items.bind(indexDraw(item), item)),
     ...(index.users ?? []).map((user) => users.bind(userIndexDraw(user), user)),
   ];

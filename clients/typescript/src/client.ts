@@ -1,7 +1,12 @@
 import { PlauditError } from "./errors.js";
 import { backoffMs, RETRYABLE_STATUSES, retryAfterSeconds, sleep } from "./retry.js";
 import type {
+  AdminItemResult,
+  AdminUserResult,
   BlockResult,
+  DashboardDataResult,
+  HealthResult,
+  OpenApiDocument,
   CounterType,
   CountResult,
   CountsResult,
@@ -249,6 +254,41 @@ export class PlauditClient {
   /** Whether `userId` blocks `blockedId` (service token). */
   blocking(userId: Id, blockedId: Id, options?: CallOptions): Promise<BlockResult> {
     return this.request("GET", `/v1/admin/users/${userId}/blocks/${blockedId}`, options);
+  }
+
+  /** A user's undelivered changes and the limits that can apply to them (service token). */
+  adminUser(userId: Id, options?: CallOptions): Promise<AdminUserResult> {
+    return this.request("GET", `/v1/admin/users/${userId}`, options);
+  }
+
+  /** An item's exact counts and hot-item state (service token). */
+  adminItem(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<AdminItemResult> {
+    return this.request("GET", `/v1/admin/items/${itemType}/${itemId}`, options);
+  }
+
+  /** Tells the service an item is about to turn hot, so it is split before its likes come (service token; a repeat changes nothing). */
+  expectHot(itemId: Id, itemType: ItemType, options?: CallOptions): Promise<AdminItemResult> {
+    return this.request("POST", `/v1/admin/items/${itemType}/${itemId}/hot`, options);
+  }
+
+  /** The dashboard's figures (service token). */
+  dashboardData(options?: CallOptions): Promise<DashboardDataResult> {
+    return this.request("GET", "/v1/admin/dashboard.json", options);
+  }
+
+  /** Prometheus metrics as text (service token). */
+  metrics(options?: CallOptions): Promise<string> {
+    return this.request("GET", "/metrics", options);
+  }
+
+  /** Liveness. */
+  health(options?: CallOptions): Promise<HealthResult> {
+    return this.request("GET", "/healthz", options);
+  }
+
+  /** The API's OpenAPI document. */
+  openApi(options?: CallOptions): Promise<OpenApiDocument> {
+    return this.request("GET", "/openapi.json", options);
   }
 
   /** The calls whose body is one item: like, unlike, save, unsave, view, share. */

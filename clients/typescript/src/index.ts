@@ -1,7 +1,14 @@
 export { PlauditClient, type CallOptions, type ClientOptions, type CountOptions, type RequestOptions } from "./client.js";
 export { PlauditError, type ErrorCode } from "./errors.js";
+export { formatCount } from "./format.js";
 export type {
+  AdminItemResult,
+  AdminUserResult,
   BlockResult,
+  DashboardDataResult,
+  HealthResult,
+  LimitsView,
+  OpenApiDocument,
   CounterType,
   Counts,
   CountResult,

@@ -14,7 +14,14 @@ export type Counts = {
   unique_viewers?: number;
 };
 /** Counts as a reader sees them: each null when the item's owner hides them from everyone else. */
-export type ShownCounts = { likes: number | null; views: number | null; shares: number | null; saves: number | null };
+export type ShownCounts = {
+  likes: number | null;
+  views: number | null;
+  shares: number | null;
+  saves: number | null;
+  /** Distinct users who viewed the item (an estimate); only when asked for. */
+  unique_viewers?: number | null;
+};
 
 /** An id is an unsigned 64-bit integer as a canonical decimal string; a safe integer is accepted too. */
 export type Id = string | number;
@@ -63,22 +70,24 @@ export type CountsResult = {
   partial?: true;
 };
 
-type DayCounts = { likes: number; saves: number; views: number; shares: number };
+/** Each null when the item's owner hides its counts from everyone else. */
+type DayCounts = { likes: number | null; saves: number | null; views: number | null; shares: number | null };
 
 export type HistoryResult = {
   item_id: string;
   item_type: ItemType;
   /** One entry per UTC day, oldest first, today last: the day's net change of each count, and the totals at its end. */
-  days: { date: string; likes: number; saves: number; views: number; shares: number; totals: DayCounts }[];
+  days: { date: string; likes: number | null; saves: number | null; views: number | null; shares: number | null; totals: DayCounts }[];
 };
 
 /** What a live socket sends (`PlauditClient.liveUrl()`): the socket's items after each (un)subscribe, changed counts, or an error. */
 export type LiveMessage =
   | { type: "subscribed"; items: string[] }
-  | { type: "counts"; counts: Record<string, { likes: number; views: number; shares: number; saves: number }>; as_of: string }
+  | { type: "counts"; counts: Record<string, { likes: number | null; views: number | null; shares: number | null; saves: number | null }>; as_of: string }
   | { type: "error"; error: string; message: string; details?: ErrorDetail[] };
 
-export type HasLikedResult = { liked: Record<string, boolean> };
+/** `pending`: the items whose answer comes from a like or unlike accepted as pending (202) and not yet applied. */
+export type HasLikedResult = { liked: Record<string, boolean>; pending?: string[] };
 
 /** One page of the caller's likes, newest first; `next_cursor` is null on the last page. */
 export type LikersResult = {
@@ -87,7 +96,8 @@ export type LikersResult = {
 };
 
 export type MyLikesResult = {
-  likes: { item_id: string; item_type: ItemType; liked_at: string | null }[];
+  /** `pending`: a like accepted as pending (202), listed first on the first page until it is applied. */
+  likes: { item_id: string; item_type: ItemType; liked_at: string | null; pending?: true }[];
   next_cursor: string | null;
 };
 
@@ -156,3 +166,38 @@ export type ErrorBody = {
   details?: ErrorDetail[];
   retry_after?: number;
 };
+
+type PerUserLimits = { per_minute: number; per_day: number };
+type CounterLimits = { likes: PerUserLimits; saves: PerUserLimits };
+
+/** What an operator needs to explain a user's 429s: every limit that can be in force and the rule that picks one. */
+export type LimitsView = {
+  standard: CounterLimits;
+  tiers: Record<string, CounterLimits & { share: number }>;
+  selected_by: { standing_claim: string | null; bot_score_below: number; bot_score_tier: string; rule: string };
+  platform: { per_ip: string; per_device: string | null };
+};
+
+/** A user as operators see it (service token): undelivered changes and limits. */
+export type AdminUserResult = { user_id: string; pending_deliveries: number; limits: LimitsView };
+
+/** An item as operators see it (service token): exact counts, whether it is hot, its children's last reports. */
+export type AdminItemResult = {
+  item_id: string;
+  item_type: ItemType;
+  counts: Counts;
+  seq: number;
+  hot: boolean;
+  shards: number;
+  children: { index: number; likes: number; saves: number; seq: number; writes: number; reported_at: string }[];
+  writes_per_sec: number;
+  calls: { applies: number; refused: number; reports: number; reads: number; commits: number };
+};
+
+export type HealthResult = { status: "ok" };
+
+/** The API's OpenAPI 3.1 document (only its outline is promised). */
+export type OpenApiDocument = { openapi: string; info: { title: string; version: string }; paths: Record<string, unknown>; [field: string]: unknown };
+
+/** The dashboard's figures over its last window (service token); docs/operations.md names each. */
+export type DashboardDataResult = { as_of: string; window_seconds: number; [figure: string]: unknown };

@@ -1,0 +1,135 @@
+// Figures that regenerate: a bench run writes a small report of one table
+// (bench/reports/NAME.json, committed), and every doc table between
+// `<!-- figures:NAME -->` and `<!-- /figures -->` is rendered from it, never
+// typed by hand. `npm run figures` rewrites the tables; test/node/figures.test.ts
+// fails when a table and its report disagree.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export type FigureColumn = { name: string; align: "left" | "right"; decimals?: number };
+export type FigureCell = string | number | null;
+
+/** One table of one run: its numbers, and the run that made them (the command and the commit it ran at). */
+export type FigureReport = {
+  figure: string;
+  command: string;
+  commit: string;
+  startedAt: string;
+  /** What else ran on the machine, as the run saw it (load average, cores). */
+  machine: string;
+  columns: FigureColumn[];
+  rows: FigureCell[][];
+};
+
+export type FigureBlock = { name: string; body: string };
+
+const NAME = /^[a-z0-9][a-z0-9-]*$/;
+const BLOCK = /<!-- figures:([a-z0-9-]+) -->\n([\s\S]*?)<!-- \/figures -->/g;
+
+function cell(value: FigureCell, column: FigureColumn): string {
+  if (value === null) return "";
+  if (typeof value === "string") return value;
+  const decimals = column.decimals ?? 0;
+  return value.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+}
+
+/** The markdown a report's table renders to, with the line that names its run. */
+export function renderFigure(report: FigureReport): string {
+  const { columns } = report;
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  return [
+    `Run: \`${report.command}\` at commit ${report.commit}, ${report.startedAt.slice(0, 10)} (${report.machine}); report \`bench/reports/${report.figure}.json\`.`,
+    "",
+    line(columns.map((c) => c.name)),
+    line(columns.map((c) => (c.align === "right" ? "---:" : "---"))),
+    ...report.rows.map((row) => line(columns.map((c, i) => cell(row[i] ?? null, c)))),
+    "",
+  ].join("\n");
+}
+
+/** The figure blocks of a markdown text, in order. */
+export function figureBlocks(markdown: string): FigureBlock[] {
+  return [...markdown.matchAll(BLOCK)].map((m) => ({ name: m[1]!, body: m[2]! }));
+}
+
+/** The text with every figure block rendered from its report; a block whose report is missing is an error. */
+export function regenerate(markdown: string, reports: ReadonlyMap<string, FigureReport>): string {
+  return markdown.replace(BLOCK, (_, name: string) => {
+    const report = reports.get(name);
+    if (!report) throw new Error(`no report bench/reports/${name}.json for the figure block ${name}`);
+    return `<!-- figures:${name} -->\n${renderFigure(report)}<!-- /figures -->`;
+  });
+}
+
+/** The names of the blocks whose text differs from what their reports render. */
+export function staleFigures(markdown: string, reports: ReadonlyMap<string, FigureReport>): string[] {
+  return figureBlocks(markdown).flatMap((block) => {
+    const report = reports.get(block.name);
+    return report && renderFigure(report) === block.body ? [] : [block.name];
+  });
+}
+
+export function readReports(dir: string): Map<string, FigureReport> {
+  const reports = new Map<string, FigureReport>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+    const report = JSON.parse(readFileSync(join(dir, file), "utf8")) as FigureReport;
+    if (`${report.figure}.json` !== file) throw new Error(`${file} holds the figure ${report.figure}`);
+    reports.set(report.figure, report);
+  }
+  return reports;
+}
+
+/**
+ * The commit the working tree is at, marked `-dirty` when it holds changes a
+ * run would measure too (docs and reports are not measured: a doc waiting for
+ * its figure leaves the commit clean).
+ */
+export function currentCommit(root: string): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
+  try {
+    const dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs", ":(exclude)bench/reports") !== "";
+    return `${git("rev-parse", "--short", "HEAD")}${dirty ? "-dirty" : ""}`;
+  } catch {
+    return "unknown";
+  }
+}
+
+/** Writes a run's figure report: `name` must be a plain slug, as doc markers name it. */
+export function writeFigureReport(dir: string, report: FigureReport): string {
+  if (!NAME.test(report.figure)) throw new Error(`--figure must be lower-case letters, digits and dashes: ${report.figure}`);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${report.figure}.json`);
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+  return path;
+}
+
+type RunSummary = {
+  perOp: Record<string, { count: number; opsPerSecond: number; p50: number; p99: number; errors: number; rejected: number }>;
+  total: { count: number; opsPerSecond: number; p50: number; p99: number; errors: number; rejected: number };
+};
+
+/** The figure of a load run: requests, rate and latency per operation and in all, as the terminal table shows them. */
+export function runFigure(
+  figure: string,
+  run: { argv: readonly string[]; commit: string; startedAt: string; machine: string; summary: RunSummary },
+): FigureReport {
+  const row = (name: string, s: RunSummary["total"]): FigureCell[] => [name, s.count, s.opsPerSecond, s.p50, s.p99, s.errors, s.rejected];
+  return {
+    figure,
+    command: `npm run bench -- ${run.argv.join(" ")}`,
+    commit: run.commit,
+    startedAt: run.startedAt,
+    machine: run.machine,
+    columns: [
+      { name: "operation", align: "left" },
+      { name: "requests", align: "right" },
+      { name: "ops/s", align: "right", decimals: 1 },
+      { name: "p50 ms", align: "right", decimals: 1 },
+      { name: "p99 ms", align: "right", decimals: 1 },
+      { name: "errors", align: "right" },
+      { name: "429s", align: "right" },
+    ],
+    rows: [...Object.entries(run.summary.perOp).map(([name, s]) => row(name, s)), row("all", run.summary.total)],
+  };
+}

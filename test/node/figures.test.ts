@@ -1,0 +1,89 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { figureBlocks, readReports, regenerate, renderFigure, runFigure, staleFigures, type FigureReport } from "../../bench/lib/figures";
+
+const root = resolve(import.meta.dirname, "../..");
+const reports = readReports(join(root, "bench", "reports"));
+const docs = readdirSync(join(root, "docs"))
+  .filter((f) => f.endsWith(".md"))
+  .map((f) => ({ doc: `docs/${f}`, text: readFileSync(join(root, "docs", f), "utf8") }));
+const blocks = docs.flatMap(({ doc, text }) => figureBlocks(text).map((block) => ({ doc, ...block })));
+
+const sample: FigureReport = runFigure("sample", {
+  argv: ["--scenario", "write", "--seconds", "10"],
+  commit: "abc1234",
+  startedAt: "2026-12-03T13:00:00.000Z",
+  machine: "2 cores, load average 1.0 1.0 1.0 at the end",
+  summary: {
+    perOp: { like: { count: 1200, opsPerSecond: 120.04, p50: 20.25, p99: 80.5, errors: 0, rejected: 0 } },
+    total: { count: 1200, opsPerSecond: 120.04, p50: 20.25, p99: 80.5, errors: 0, rejected: 0 },
+  },
+});
+
+describe("the figure tables in docs/", () => {
+  it("are each rendered from a committed report, which names its command and commit", () => {
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const { doc, name } of blocks) {
+      const report = reports.get(name);
+      expect(report, `${doc}: no bench/reports/${name}.json`).toBeDefined();
+      expect(report!.command).toMatch(/^npm run /);
+      expect(report!.commit).toMatch(/^[0-9a-f]{7,}$/);
+    }
+  });
+
+  it.each(docs.filter(({ text }) => figureBlocks(text).length > 0))("$doc: every table equals what its report renders", ({ text }) => {
+    expect(staleFigures(text, reports)).toEqual([]);
+  });
+
+  it("leave no committed report unused", () => {
+    const used = new Set(blocks.map((b) => b.name));
+    expect([...reports.keys()].filter((name) => !used.has(name))).toEqual([]);
+  });
+});
+
+describe("a figure table", () => {
+  const doc = `intro\n\n<!-- figures:sample -->\nold\n<!-- /figures -->\n\nafter\n`;
+  const rendered = regenerate(doc, new Map([["sample", sample]]));
+
+  it("renders its report's numbers with each column's decimals, and names the run", () => {
+    expect(renderFigure(sample)).toBe(
+      [
+        "Run: `npm run bench -- --scenario write --seconds 10` at commit abc1234, 2026-12-03 (2 cores, load average 1.0 1.0 1.0 at the end); report `bench/reports/sample.json`.",
+        "",
+        "| operation | requests | ops/s | p50 ms | p99 ms | errors | 429s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| like | 1,200 | 120.0 | 20.3 | 80.5 | 0 | 0 |",
+        "| all | 1,200 | 120.0 | 20.3 | 80.5 | 0 | 0 |",
+        "",
+      ].join("\n"),
+    );
+    expect(rendered.startsWith("intro\n\n<!-- figures:sample -->\nRun: ")).toBe(true);
+    expect(rendered.endsWith("<!-- /figures -->\n\nafter\n")).toBe(true);
+  });
+
+  it("is found stale when a number in it is changed by hand, and rendering again puts it back", () => {
+    const reports = new Map([["sample", sample]]);
+    expect(staleFigures(rendered, reports)).toEqual([]);
+    const edited = rendered.replace("| like | 1,200 | 120.0 |", "| like | 1,200 | 130.0 |");
+    expect(edited).not.toBe(rendered);
+    expect(staleFigures(edited, reports)).toEqual(["sample"]);
+    expect(regenerate(edited, reports)).toBe(rendered);
+  });
+
+  it("without a report is an error, not a table left as it was", () => {
+    expect(staleFigures(doc, new Map())).toEqual(["sample"]);
+    expect(() => regenerate(doc, new Map())).toThrow("no report bench/reports/sample.json");
+  });
+
+  it("catches a hand edit in every committed doc table", () => {
+    for (const { doc: file, name } of blocks) {
+      const text = docs.find((d) => d.doc === file)!.text;
+      const body = figureBlocks(text).find((b) => b.name === name)!.body;
+      const digit = body.search(/\| [0-9]/);
+      expect(digit, `${file}: ${name} has no number`).toBeGreaterThan(0);
+      const changed = body.slice(0, digit + 2) + (body[digit + 2] === "9" ? "8" : "9") + body.slice(digit + 3);
+      expect(staleFigures(text.replace(body, changed), reports)).toContain(name);
+    }
+  });
+});

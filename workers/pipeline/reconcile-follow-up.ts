@@ -1,0 +1,49 @@
+import { metrics } from "../../metrics/recorder";
+import { config } from "../../shared/config";
+import { EMISSION_VERSION, MAX_SEND_BATCH, MAX_SLICE_ITEMS, type RecheckRequest, type ReconcileSlice } from "../../shared/emissions";
+import { indexDraw } from "../../shared/item-index";
+
+type Message = RecheckRequest | ReconcileSlice;
+
+/** Sends reconciliation's follow-up messages on the first events queue, 100 a `sendBatch`. */
+export async function sendFollowUps(env: Env, messages: readonly Message[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += MAX_SEND_BATCH) {
+    const chunk = messages.slice(i, i + MAX_SEND_BATCH);
+    await env.EVENTS.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
+    metrics.count("queue_messages_total", { queue: "plaudit-events", event: "sent" }, chunk.length);
+  }
+}
+
+/**
+ * What finding drift sets off, with no call from outside (the drift alert
+ * only tells people): a recheck of each drifted item, which confirms its
+ * repair landed (or repairs it again), and a slice of the RECONCILE_DRIFT_SAMPLE
+ * items after it in the index, whose order is a hash: a random sample of
+ * neighbours, so drift with one cause (a lost D1 batch, a restored backup)
+ * is found beyond the items this run happened to check.
+ */
+export async function followUpDrift(env: Env, drifted: readonly string[]): Promise<void> {
+  const limit = Math.min(MAX_SLICE_ITEMS, config(env).RECONCILE_DRIFT_SAMPLE);
+  const messages: Message[] = drifted.flatMap((item): Message[] => [
+    { v: EMISSION_VERSION, kind: "recheck", item },
+    ...(limit > 0 ? [{ v: EMISSION_VERSION, kind: "reconcile_slice", reason: "drift", after: { draw: indexDraw(item), key: item }, limit } as const] : []),
+  ]);
+  if (messages.length > 0) await sendFollowUps(env, messages);
+}
+
+/**
+ * The customer's random sample: RECONCILE_SAMPLE_ITEMS items each run, as
+ * slices of up to 100 from random places in the index, handed to the queue's
+ * consumers (so the sample's checks run in parallel, across invocations,
+ * never in the cron's own wall time).
+ */
+export async function queueRandomSample(env: Env, random = Math.random): Promise<number> {
+  const wanted = config(env).RECONCILE_SAMPLE_ITEMS;
+  const slices: ReconcileSlice[] = [];
+  for (let left = wanted; left > 0; left -= MAX_SLICE_ITEMS) {
+    const draw = Math.floor(random() * 2 ** 32);
+    slices.push({ v: EMISSION_VERSION, kind: "reconcile_slice", reason: "sample", after: { draw, key: "" }, limit: Math.min(MAX_SLICE_ITEMS, left) });
+  }
+  if (slices.length > 0) await sendFollowUps(env, slices);
+  return slices.length;
+}
