@@ -1,138 +1,29 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
-import { withDeadline } from "../shared/deadline";
 import type { Counts, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
-import { shardObjectName } from "../shared/object-names";
 import type { Placement } from "../shared/placement";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { ChildReports, sameCounts } from "./lib/child-reports";
-import { applyEdge, EDGE_TIME_MIGRATION, forgetEdge } from "./lib/edge-store";
+import { applyEdge, forgetEdge } from "./lib/edge-store";
 import { Emitter, type EmissionState } from "./lib/emitter";
 import { EventCounters } from "./lib/event-counters";
 import { Handover } from "./lib/handover";
 import { emptyHeadState, loadHeadState, writeHeadState, type HeadState } from "./lib/head-state";
 import { decideFlip, hotSettings, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "./lib/hot-policy";
-import { countCall, MeteredStorage } from "./lib/metered-storage";
+import { Alarm } from "./lib/alarm";
+import { MeteredStorage } from "./lib/metered-storage";
+import { itemShard } from "./lib/object-calls";
+import { sendToQueue } from "./lib/queue-send";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
-import { eventQueueFor } from "../shared/event-queue-for";
 import { Recheck } from "./lib/recheck";
-import { SqlSchema, type Baseline, type Migration } from "./lib/sql-schema";
+import { SqlSchema } from "./lib/sql-schema";
+import { BASELINE, MIGRATIONS } from "./lib/item-counter-schema";
 import { UniqueViewers } from "./lib/unique-viewers";
 import { WriteRate } from "./lib/write-rate";
-
-/** Exported for the upgrade tests. */
-export const MIGRATIONS: readonly Migration[] = [
-  {
-    id: 1,
-    sql: `
-      CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
-        seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-      CREATE TABLE counts (counter TEXT PRIMARY KEY, value INTEGER NOT NULL);
-      CREATE TABLE meta (key TEXT PRIMARY KEY, value);
-    `,
-  },
-  {
-    id: 2,
-    sql: `
-      CREATE TABLE idempotency_keys (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
-      CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
-    `,
-  },
-  {
-    id: 3,
-    sql: `
-      CREATE TABLE children (
-        idx         INTEGER PRIMARY KEY,
-        likes       INTEGER NOT NULL,
-        saves       INTEGER NOT NULL,
-        seq         INTEGER NOT NULL,
-        writes      INTEGER NOT NULL,
-        reported_at INTEGER NOT NULL
-      );
-    `,
-  },
-  {
-    id: 4,
-    // The emitter's outbox (lib/emitter.ts): each edge's newest unacknowledged version, and the snapshot sequences.
-    sql: `
-      CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
-        seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-      CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-    `,
-  },
-  { id: 5, sql: "CREATE TABLE unique_viewers (id INTEGER PRIMARY KEY CHECK (id = 1), sketch BLOB NOT NULL);" },
-  {
-    id: 6,
-    // Single-value state in one row (a commit rewrites one row, not one per
-    // counter and setting), and the child each handed-over edge went to.
-    sql: `
-      ALTER TABLE edges ADD COLUMN moved INTEGER;
-      CREATE TABLE state (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        likes INTEGER NOT NULL, saves INTEGER NOT NULL, views INTEGER NOT NULL, shares INTEGER NOT NULL,
-        hot INTEGER NOT NULL, shards INTEGER NOT NULL, hot_since INTEGER NOT NULL, handing TEXT
-      );
-      INSERT INTO state (id, likes, saves, views, shares, hot, shards, hot_since, handing) SELECT 1,
-        coalesce((SELECT value FROM counts WHERE counter = 'likes'), 0), coalesce((SELECT value FROM counts WHERE counter = 'saves'), 0),
-        coalesce((SELECT value FROM counts WHERE counter = 'views'), 0), coalesce((SELECT value FROM counts WHERE counter = 'shares'), 0),
-        coalesce((SELECT value FROM meta WHERE key = 'hot'), 0), coalesce((SELECT value FROM meta WHERE key = 'shards'), 0), 0, NULL;
-      DROP TABLE counts;
-      DROP TABLE meta;
-    `,
-  },
-  { id: 7, sql: EDGE_TIME_MIGRATION },
-  // The last recheck the head asked for (lib/recheck.ts): what ends a large item's rechecks must outlive eviction.
-  { id: 8, sql: "CREATE TABLE recheck (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL, seq INTEGER NOT NULL);" },
-  // The head's own name (its item key): an alarm that wakes a head not in memory gets none from the runtime (ctx.id.name).
-  { id: 9, sql: "CREATE TABLE identity (id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT NOT NULL);" },
-  {
-    id: 10,
-    // The emitter's outbox in one row (lib/emitter.ts): a change and an
-    // acknowledgement rewrite it once per commit instead of a row per edge.
-    sql: `
-      CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
-      INSERT INTO emission (id, seq, acked_seq, edges) SELECT 1,
-        coalesce((SELECT value FROM emit_meta WHERE key = 'seq'), 0), coalesce((SELECT value FROM emit_meta WHERE key = 'acked_seq'), 0),
-        (SELECT json_group_array(json_array(user, counter, state, inc, seq, at)) FROM emit_edges)
-        WHERE EXISTS (SELECT 1 FROM emit_meta) OR EXISTS (SELECT 1 FROM emit_edges);
-      DROP TABLE emit_edges;
-      DROP TABLE emit_meta;
-    `,
-  },
-];
-
-/** A new head's schema: what migrations 1 to 10 build, in one script (lib/sql-schema.ts). Exported for the migrations test. */
-export const BASELINE: Baseline = {
-  through: 10,
-  sql: `
-    CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
-      seq INTEGER NOT NULL, moved INTEGER, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-    CREATE TABLE idempotency_keys (key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID;
-    CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
-    CREATE TABLE children (
-      idx         INTEGER PRIMARY KEY,
-      likes       INTEGER NOT NULL,
-      saves       INTEGER NOT NULL,
-      seq         INTEGER NOT NULL,
-      writes      INTEGER NOT NULL,
-      reported_at INTEGER NOT NULL
-    );
-    CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
-    CREATE TABLE unique_viewers (id INTEGER PRIMARY KEY CHECK (id = 1), sketch BLOB NOT NULL);
-    CREATE TABLE state (
-      id INTEGER PRIMARY KEY CHECK (id = 1),
-      likes INTEGER NOT NULL, saves INTEGER NOT NULL, views INTEGER NOT NULL, shares INTEGER NOT NULL,
-      hot INTEGER NOT NULL, shards INTEGER NOT NULL, hot_since INTEGER NOT NULL, handing TEXT
-    );
-    INSERT INTO state (id, likes, saves, views, shares, hot, shards, hot_since, handing) VALUES (1, 0, 0, 0, 0, 0, 0, 0, NULL);
-    CREATE TABLE recheck (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL, seq INTEGER NOT NULL);
-    CREATE TABLE identity (id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT NOT NULL);
-  `,
-};
 
 /** Views and shares wait at most this long for a commit: one commit for many events. */
 const EVENT_PERSIST_MS = 250;
@@ -176,6 +67,7 @@ export class ItemCounter extends DurableObject<Env> {
   readonly stats = { reads: 0, applies: 0, refused: 0, reports: 0, eventBatches: 0, commits: 0 };
 
   readonly #storage: MeteredStorage;
+  readonly #alarm: Alarm;
   readonly #schema: SqlSchema;
   /** Count snapshots and edge changes on their way to D1 and the central store; it also owns the object's one alarm. */
   readonly emitter: Emitter;
@@ -204,6 +96,7 @@ export class ItemCounter extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "item_counter", () => scheduleFlush(env, ctx));
+    this.#alarm = new Alarm(this.#storage);
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     this.#viewers = new UniqueViewers(this.#storage.sql, () => this.#schema.ready);
     this.#children = new ChildReports(this.#storage.sql);
@@ -212,22 +105,23 @@ export class ItemCounter extends DurableObject<Env> {
     this.#item = ctx.id.name ?? stored;
     this.#itemStored = stored !== undefined || this.#item === undefined;
     const name = this.#item;
-    this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {
+    this.emitter = new Emitter(ctx, this.#storage, this.#alarm, (item, bodies) => sendToQueue(env, item, bodies), {
       ns: "ITEM_COUNTER",
-      sendTimeoutMs: config(env).QUEUE_SEND_TIMEOUT_MS,
       ready: () => this.#schema.ready,
       identity: () => (name ? { name, item: name } : null),
       counts: () => this.#total(),
       snapshotExtras: () => ({ unique_viewers: this.#viewers.estimate() }),
-      settled: () => this.#settleAlarm(),
       sent: () => this.#recheck.alarm(),
     });
     const head = () => ({ ready: this.#schema.ready, hot: this.#state.placement.hot, likes: this.#total().likes });
-    this.#recheck = new Recheck(this.#storage, env, name, this.emitter, head);
+    this.#recheck = new Recheck(this.#storage, env, name, this.emitter, this.#alarm, head);
+    // A hot head has its cooling check coming, a hand-over its next batch, a large item its next recheck.
+    this.#alarm.register(() => this.#state.placement.hot || this.#state.handing !== null || this.#recheck.pending);
     this.handover = new Handover(
       {
         storage: this.#storage,
         emitter: this.emitter,
+        alarm: this.#alarm,
         children: this.#children,
         state: () => this.#state,
         setState: (state) => (this.#state = state),
@@ -242,7 +136,7 @@ export class ItemCounter extends DurableObject<Env> {
     this.#rate = new WriteRate(this.#state.placement.hot ? this.#state.hotSince : Date.now(), rateKeepSeconds(this.#settings()));
     if (this.#state.placement.hot || this.#state.handing) {
       // Queued after the emitter read the stored alarm: a hot head always has its cooling check coming.
-      ctx.blockConcurrencyWhile(async () => this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow)));
+      ctx.blockConcurrencyWhile(async () => this.#alarm.request(nextCoolingCheck(Date.now(), this.#settings().coolWindow)));
       setTimeout(() => this.handover.run(), 0);
     }
   }
@@ -332,16 +226,16 @@ export class ItemCounter extends DurableObject<Env> {
       if (this.#state.placement.hot) await this.#work.submit({ flush: true });
       if (this.#state.placement.hot) {
         this.#reportHot(Date.now());
-        this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
+        this.#alarm.request(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
       }
       if (this.#state.placement.hot || this.#state.handing) this.handover.run();
     } catch (error) {
       log("error", "cooling_check_failed", { error: String(error) });
-      this.emitter.scheduleAlarm(Date.now() + RETRY_MS);
+      this.#alarm.request(Date.now() + RETRY_MS);
     }
     await this.#recheck.alarm();
     // An acknowledgement that settled while the item was still hot or handing left the emitter's resend time set.
-    this.#settleAlarm();
+    this.#alarm.settle();
     scheduleFlush(this.env, this.ctx);
   }
 
@@ -451,14 +345,7 @@ export class ItemCounter extends DurableObject<Env> {
    */
   async #adopt(child: number, edges: readonly EdgeChange[]): Promise<ChildReport> {
     const item = this.#item!;
-    countCall("item_counter", "item_shard");
-    const shard = this.env.ITEM_SHARD.get(this.env.ITEM_SHARD.idFromName(shardObjectName(item, child)));
-    return await withDeadline(Promise.resolve(shard.adopt(item, child, edges)), config(this.env).OBJECT_CALL_TIMEOUT_MS, "item_shard.adopt");
-  }
-
-  /** Nothing left for the alarm to do: an idle head keeps none, so nothing wakes it until its next write. */
-  #settleAlarm(): void {
-    if (this.emitter.idle && !this.#state.placement.hot && this.#state.handing === null && !this.#recheck.pending) this.#storage.clearAlarm();
+    return await itemShard(this.env, item, child, "item_counter").adopt(item, child, edges);
   }
 
   #setPlacement(placement: Placement): void {
@@ -466,7 +353,7 @@ export class ItemCounter extends DurableObject<Env> {
     this.#state = { ...this.#state, placement };
     if (placement.hot) {
       this.#rate.restart(Date.now());
-      this.emitter.scheduleAlarm(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
+      this.#alarm.request(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
       this.handover.run();
     }
     log("info", grown ? "item_grown" : placement.hot ? "item_split" : "item_merged", { shards: placement.shards });

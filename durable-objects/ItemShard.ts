@@ -1,85 +1,22 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
-import { withDeadline } from "../shared/deadline";
 import type { ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
-import { itemObjectName, shardObjectName } from "../shared/object-names";
+import { shardObjectName } from "../shared/object-names";
 import { backoffMs } from "../shared/retries";
 import type { ApplyResult, ChildReport } from "../shared/contracts";
 import { CommitBatcher } from "./lib/commit-batcher";
-import { applyEdge, EDGE_TIME_MIGRATION, forgetEdge } from "./lib/edge-store";
+import { applyEdge, forgetEdge } from "./lib/edge-store";
 import { Emitter } from "./lib/emitter";
-import { countCall, MeteredStorage } from "./lib/metered-storage";
+import { Alarm } from "./lib/alarm";
+import { MeteredStorage } from "./lib/metered-storage";
+import { itemHead } from "./lib/object-calls";
+import { sendToQueue } from "./lib/queue-send";
 import { Soon } from "./lib/soon";
-import { eventQueueFor } from "../shared/event-queue-for";
-import { SqlSchema, type Baseline, type Migration } from "./lib/sql-schema";
+import { SqlSchema } from "./lib/sql-schema";
+import { BASELINE, MIGRATIONS } from "./lib/item-shard-schema";
 import { scheduleFlush } from "../metrics/flush";
-
-/** Exported for the upgrade tests. */
-export const MIGRATIONS: readonly Migration[] = [
-  {
-    id: 1,
-    sql: `
-      CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
-        seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-      CREATE TABLE meta (key TEXT PRIMARY KEY, value);
-    `,
-  },
-  // The emitter's outbox (lib/emitter.ts).
-  {
-    id: 2,
-    sql: `CREATE TABLE emit_edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
-            seq INTEGER NOT NULL, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-          CREATE TABLE emit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);`,
-  },
-  {
-    id: 3,
-    // The child's state in one row (a commit rewrote six), and the newest
-    // report the head acknowledged, so a woken child does not report again.
-    sql: `
-      CREATE TABLE state (
-        id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT, idx INTEGER NOT NULL, likes INTEGER NOT NULL,
-        saves INTEGER NOT NULL, seq INTEGER NOT NULL, writes INTEGER NOT NULL, acked INTEGER NOT NULL
-      );
-      INSERT INTO state (id, item, idx, likes, saves, seq, writes, acked) SELECT 1, (SELECT value FROM meta WHERE key = 'item'),
-        coalesce((SELECT value FROM meta WHERE key = 'index'), 0), coalesce((SELECT value FROM meta WHERE key = 'likes'), 0),
-        coalesce((SELECT value FROM meta WHERE key = 'saves'), 0), coalesce((SELECT value FROM meta WHERE key = 'seq'), 0),
-        coalesce((SELECT value FROM meta WHERE key = 'writes'), 0), 0;
-      DROP TABLE meta;
-    `,
-  },
-  { id: 4, sql: EDGE_TIME_MIGRATION },
-  {
-    id: 5,
-    // The emitter's outbox in one row (lib/emitter.ts): a change and an
-    // acknowledgement rewrite it once per commit instead of a row per edge.
-    sql: `
-      CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
-      INSERT INTO emission (id, seq, acked_seq, edges) SELECT 1,
-        coalesce((SELECT value FROM emit_meta WHERE key = 'seq'), 0), coalesce((SELECT value FROM emit_meta WHERE key = 'acked_seq'), 0),
-        (SELECT json_group_array(json_array(user, counter, state, inc, seq, at)) FROM emit_edges)
-        WHERE EXISTS (SELECT 1 FROM emit_meta) OR EXISTS (SELECT 1 FROM emit_edges);
-      DROP TABLE emit_edges;
-      DROP TABLE emit_meta;
-    `,
-  },
-];
-
-/** A new child's schema: what migrations 1 to 5 build, in one script (lib/sql-schema.ts). Exported for the migrations test. */
-export const BASELINE: Baseline = {
-  through: 5,
-  sql: `
-    CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
-      seq INTEGER NOT NULL, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-    CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
-    CREATE TABLE state (
-      id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT, idx INTEGER NOT NULL, likes INTEGER NOT NULL,
-      saves INTEGER NOT NULL, seq INTEGER NOT NULL, writes INTEGER NOT NULL, acked INTEGER NOT NULL
-    );
-    INSERT INTO state (id, item, idx, likes, saves, seq, writes, acked) VALUES (1, NULL, 0, 0, 0, 0, 0, 0);
-  `,
-};
 
 /** A safety alarm after each burst of writes: it resends a report that a crash or a failure left unacknowledged. */
 const REPORT_SWEEP_MS = 5_000;
@@ -109,6 +46,7 @@ export class ItemShard extends DurableObject<Env> {
   readonly faults = { hangAdopts: false };
 
   readonly #storage: MeteredStorage;
+  readonly #alarm: Alarm;
   readonly #schema: SqlSchema;
   /** This child's edge changes on their way to the central store; never counts (the head emits the item's total). */
   readonly emitter: Emitter;
@@ -127,16 +65,17 @@ export class ItemShard extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "item_shard", () => scheduleFlush(env, ctx));
+    this.#alarm = new Alarm(this.#storage);
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     // A child is named `post:123#3` (shardObjectName) from its stored item and index: ctx.id.name is
     // missing in an instance that an alarm started (after an eviction or a restart).
-    this.emitter = new Emitter(ctx, this.#storage, (item) => eventQueueFor(env, item), {
+    this.emitter = new Emitter(ctx, this.#storage, this.#alarm, (item, bodies) => sendToQueue(env, item, bodies), {
       ns: "ITEM_SHARD",
-      sendTimeoutMs: config(env).QUEUE_SEND_TIMEOUT_MS,
       ready: () => this.#schema.ready,
       identity: () => (this.#state.item !== null ? { name: shardObjectName(this.#state.item, this.#state.index), item: this.#state.item } : null),
-      settled: () => this.#settleAlarm(),
     });
+    // A report the head has not acknowledged keeps the alarm: it resends what a crash or a failure lost.
+    this.#alarm.register(() => this.#state.acked < this.#state.seq);
     this.#persistAck = new Soon("shard_ack_persist_failed", ACK_PERSIST_MS, () => this.#storeAck());
     if (!this.#schema.ready) return;
     const row = this.#storage.sql.exec<Omit<State, "index"> & { idx: number }>("SELECT item, idx, likes, saves, seq, writes, acked FROM state").toArray()[0];
@@ -199,7 +138,7 @@ export class ItemShard extends DurableObject<Env> {
       log("error", "shard_report_failed", { item: this.#state.item, error: String(error) });
       try {
         this.#retryAttempt++;
-        this.emitter.scheduleAlarm(Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS));
+        this.#alarm.request(Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS));
       } catch (rearm) {
         log("error", "shard_rearm_failed", { error: String(rearm) });
       }
@@ -243,7 +182,7 @@ export class ItemShard extends DurableObject<Env> {
     this.#state = next;
     if (this.#ackedSeq <= next.acked) this.#persistAck.cancel();
     this.emitter.wake();
-    if (this.#storage.alarmAt === null) this.emitter.scheduleAlarm(Date.now() + REPORT_SWEEP_MS);
+    this.#alarm.ensure(Date.now() + REPORT_SWEEP_MS);
     // The head learns an adoption's counts from the adopt answer itself.
     if (batch.some((work) => !work.adopted)) this.#scheduleReport();
     return batch.map(() => ({ status: "applied", counts: null }));
@@ -258,7 +197,7 @@ export class ItemShard extends DurableObject<Env> {
       this.#report().catch((error) => {
         this.stats.failedReports++;
         log("error", "shard_report_failed", { item: this.#state.item, error: String(error) });
-        this.emitter.scheduleAlarm(Date.now() + RETRY_BASE_MS);
+        this.#alarm.request(Date.now() + RETRY_BASE_MS);
       });
     }, config(this.env).CHILD_REPORT_MS);
   }
@@ -271,9 +210,7 @@ export class ItemShard extends DurableObject<Env> {
     const { item, index, likes, saves, seq, writes } = this.#state;
     if (item === null) return;
     this.stats.reports++;
-    countCall("item_shard", "item_counter");
-    const head = this.env.ITEM_COUNTER.get(this.env.ITEM_COUNTER.idFromName(itemObjectName(item)));
-    await withDeadline(Promise.resolve(head.report(index, { likes, saves, seq, writes })), config(this.env).OBJECT_CALL_TIMEOUT_MS, "item_counter.report");
+    await itemHead(this.env, item, "item_shard").report(index, { likes, saves, seq, writes });
     this.#ackedSeq = Math.max(this.#ackedSeq, seq);
     if (this.#ackedSeq > this.#state.acked) this.#persistAck.request();
   }
@@ -284,11 +221,6 @@ export class ItemShard extends DurableObject<Env> {
       this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET acked = ?", this.#ackedSeq));
       this.#state = { ...this.#state, acked: this.#ackedSeq };
     }
-    this.#settleAlarm();
-  }
-
-  /** Every report acknowledged and every emission too: an idle child keeps no alarm. */
-  #settleAlarm(): void {
-    if (this.emitter.idle && this.#state.acked >= this.#state.seq) this.#storage.clearAlarm();
+    this.#alarm.settle();
   }
 }

@@ -4,29 +4,29 @@ import { config } from "../shared/config";
 import { USER_DELIVERY_TIMEOUT_MS } from "../shared/own-writes";
 import type { EventCounter, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
-import { itemObjectName, shardObjectName } from "../shared/object-names";
-import { HEAD, homeFor } from "../shared/placement";
+import { homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
-import type { ApplyResult, EventPermit, ImportedEdge, ImportOutcome, ToggleLimits, ToggleRequest, ToggleResult, UserEdge } from "../shared/contracts";
+import type { EventPermit, ImportedEdge, ImportOutcome, ToggleRequest, ToggleResult, UserEdge } from "../shared/contracts";
 import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
-import { decide, type Limit } from "../shared/rate-limiter";
+import { decide } from "../shared/rate-limiter";
+import { toggleLimits } from "./lib/toggle-limits";
 import { SqlSchema } from "./lib/sql-schema";
 import { BASELINE, MIGRATIONS } from "./lib/user-likes-schema";
-import { edgesAfter, ownLikes, type OwnLikesPage } from "./lib/own-likes";
+import { edgesAfter, likedAmong, ownLikes, type OwnLikesPage } from "./lib/own-likes";
+import { KeyedChain } from "./lib/keyed-chain";
 import { applyImports, lastAction, recordAction, writeUserEdge } from "./lib/user-edges";
 import type { OwnLikesPosition } from "../shared/own-likes";
 import type { RemovalKind, RemovalState } from "../shared/removal";
 import { Removal } from "./lib/removal";
 import { forgetAtHomes, requestWipe } from "./lib/removal-calls";
-import { countCall, MeteredStorage } from "./lib/metered-storage";
+import { Alarm } from "./lib/alarm";
+import { MeteredStorage } from "./lib/metered-storage";
+import { applyAtHome } from "./lib/object-calls";
 import { Soon } from "./lib/soon";
 import { keyOf, UserOutbox, type EdgeRef } from "./lib/user-outbox";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 import { settleAll } from "../shared/settle";
-
-/** Exported for the upgrade tests. */
-export { BASELINE, MIGRATIONS };
 
 /**
  * Delivered marks ride on the user's next like's commit; once the object has
@@ -61,6 +61,7 @@ const MAX_REHOMES = 3;
  */
 export class UserLikes extends DurableObject<Env> {
   readonly #storage: MeteredStorage;
+  readonly #alarm: Alarm;
   readonly #schema: SqlSchema;
   #user: string | null = null;
   #inc = 1;
@@ -72,7 +73,7 @@ export class UserLikes extends DurableObject<Env> {
   readonly #outbox: UserOutbox;
   readonly #persistDelivered: Soon;
   #retryAttempt = 0;
-  #edgeLocks = new Map<string, Promise<void>>();
+  readonly #edgeLocks = new KeyedChain();
   /** Test hook: toggles hang while set, then fail (an object that cannot be reached). */
   readonly faults = { unreachable: false };
   readonly #removal: Removal;
@@ -81,6 +82,7 @@ export class UserLikes extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "user_likes", () => scheduleFlush(env, ctx));
+    this.#alarm = new Alarm(this.#storage);
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     this.#outbox = new UserOutbox(this.#storage.sql);
     this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
@@ -97,10 +99,13 @@ export class UserLikes extends DurableObject<Env> {
         forget: (user, item, counter, home) => forgetAtHomes(env, user, item, counter, home),
         requestWipe: (user) => requestWipe(env, user),
         ensureSchema: () => this.#schema.ensure(),
-        wake: (at) => this.#storage.setAlarm(at),
+        wake: (at) => this.#alarm.set(at),
       },
       () => this.#schema.ready,
     );
+    // The outbox keeps the alarm while it holds edges (delivered or not: the sweep stores the marks), a removal while it runs.
+    this.#alarm.register(() => this.#outboxSize() > 0);
+    this.#alarm.register(() => this.#removal.active);
     if (!this.#schema.ready) return;
     const state = this.#storage.sql
       .exec<{ user: string | null; inc: number; seq: number; tats: string }>("SELECT user, inc, seq, tats FROM state")
@@ -112,8 +117,8 @@ export class UserLikes extends DurableObject<Env> {
       this.#tats = new Map(Object.entries(JSON.parse(state.tats) as Record<string, number>));
     }
     ctx.blockConcurrencyWhile(async () => {
-      const alarmAt = await this.#storage.loadAlarm();
-      if (alarmAt === null && (this.#outboxSize() > 0 || this.#removal.active)) this.#storage.setAlarm(Date.now() + RETRY_BASE_MS);
+      await this.#storage.loadAlarm();
+      if (this.#alarm.needed) this.#alarm.ensure(Date.now() + RETRY_BASE_MS);
     });
   }
 
@@ -124,7 +129,7 @@ export class UserLikes extends DurableObject<Env> {
     }
     if (request.on && this.#removal.barred) return { kind: "barred" };
     const now = Date.now();
-    const decision = decide(this.#toggleLimits(request.counter, request.limits), this.#tats, now);
+    const decision = decide(toggleLimits(this.env, request.counter, request.limits), this.#tats, now);
     if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
 
     const want = request.on ? 1 : 0;
@@ -153,7 +158,7 @@ export class UserLikes extends DurableObject<Env> {
       }
       writeUserEdge(sql, { ...edge, state: want, at: request.askedAt });
       // The sweep rides on this commit: it redelivers whatever a crash leaves in the outbox.
-      if (this.#storage.alarmAt === null) this.#storage.setAlarm(now + OUTBOX_SWEEP_MS);
+      this.#alarm.ensure(now + OUTBOX_SWEEP_MS);
       return { item: request.item, counter: request.counter, seq };
     });
     this.#tats = tats;
@@ -189,7 +194,7 @@ export class UserLikes extends DurableObject<Env> {
       const applied = applyImports(this.#storage.sql, edges, { inc: this.#inc, seq: this.#seq }, (item) => homeFor(user, cachedPlacement(item, now)));
       const changed = applied.changed.map((item): EdgeRef => ({ item, counter: "likes" }));
       this.#writeState(user, applied.seq, this.#tats, changed);
-      if (applied.changed.length > 0 && this.#storage.alarmAt === null) this.#storage.setAlarm(now + OUTBOX_SWEEP_MS);
+      if (applied.changed.length > 0) this.#alarm.ensure(now + OUTBOX_SWEEP_MS);
       return applied;
     });
     this.#user = user;
@@ -235,15 +240,7 @@ export class UserLikes extends DurableObject<Env> {
 
   /** Exact: answered from this user's own edges, never from a count or a cache. */
   hasLiked(items: readonly string[], counter: ToggleCounter): Record<string, boolean> {
-    const liked: Record<string, boolean> = Object.fromEntries(items.map((item) => [item, false]));
-    if (!this.#schema.ready) return liked;
-    const rows = this.#storage.sql.exec<{ item: string }>(
-      "SELECT item FROM edges WHERE counter = ? AND state = 1 AND item IN (SELECT value FROM json_each(?))",
-      counter,
-      JSON.stringify(items),
-    );
-    for (const { item } of rows) liked[item] = true;
-    return liked;
+    return this.#schema.ready ? likedAmong(this.#storage.sql, items, counter) : Object.fromEntries(items.map((item) => [item, false]));
   }
 
   /** One page of the user's own likes, newest first (lib/own-likes.ts). */
@@ -277,7 +274,7 @@ export class UserLikes extends DurableObject<Env> {
   removalWiped(): void {
     this.#removal.wiped(Date.now());
     // The wiping step's resend alarm has nothing left to do: an idle object keeps none.
-    if (!this.#removal.active && this.#outboxSize() === 0) this.#storage.clearAlarm();
+    this.#alarm.settle();
   }
 
   /** Edges whose newest change the item side has not yet acknowledged (for operators and tests). */
@@ -293,7 +290,7 @@ export class UserLikes extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.#storage.alarmFired();
     // Stored before any call goes out (the output gate), so a crash mid-step still leaves the next step an alarm.
-    if (this.#removal.active) this.#storage.setAlarm(Date.now() + REMOVAL_SAFETY_MS);
+    if (this.#removal.active) this.#alarm.set(Date.now() + REMOVAL_SAFETY_MS);
     try {
       await this.#redeliver();
       // The alarm woke the object anyway: what it delivered is stored now.
@@ -311,8 +308,9 @@ export class UserLikes extends DurableObject<Env> {
       } else {
         this.#retryAttempt = 0;
       }
-      if (next !== null) this.#storage.setAlarm(next);
-      else if (this.#outboxSize() === 0) this.#storage.clearAlarm();
+      // No next time means the removal is over and every delivery acknowledged.
+      if (next !== null) this.#alarm.set(next);
+      else this.#alarm.settle();
     } catch (error) {
       log("error", "outbox_rearm_failed", { error: String(error) });
     }
@@ -330,18 +328,7 @@ export class UserLikes extends DurableObject<Env> {
    * outbox and the alarm retries it.
    */
   #deliverEdge(item: string, counter: ToggleCounter): Promise<void> {
-    const key = keyOf({ item, counter });
-    const previous = this.#edgeLocks.get(key) ?? Promise.resolve();
-    const run = previous.then(() => this.#sendEdge(item, counter));
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#edgeLocks.set(key, settled);
-    void settled.then(() => {
-      if (this.#edgeLocks.get(key) === settled) this.#edgeLocks.delete(key);
-    });
-    return run;
+    return this.#edgeLocks.run(keyOf({ item, counter }), () => this.#sendEdge(item, counter));
   }
 
   async #sendEdge(item: string, counter: ToggleCounter): Promise<void> {
@@ -354,7 +341,7 @@ export class UserLikes extends DurableObject<Env> {
         if (due === null) return;
         const { state, inc, seq, at, home } = due;
         const change: EdgeChange = { user, counter, state, inc, seq, at };
-        const result = await this.#withTimeout(this.#sendTo(item, home, [change]));
+        const result = await applyAtHome(this.env, item, home, [change], "user_likes", USER_DELIVERY_TIMEOUT_MS);
         if (result.status === "applied") {
           this.#outbox.delivered({ item, counter }, change);
           metrics.count("outbox_delivered_total", { object: "user_likes" });
@@ -372,32 +359,7 @@ export class UserLikes extends DurableObject<Env> {
     } catch (error) {
       log("error", "delivery_failed", { item, error: String(error) });
       const soon = Date.now() + RETRY_BASE_MS;
-      const alarmAt = this.#storage.alarmAt;
-      if (alarmAt === null || alarmAt > soon) this.#storage.setAlarm(soon);
-    }
-  }
-
-  #sendTo(item: string, home: number, changes: EdgeChange[]): Promise<ApplyResult> {
-    countCall("user_likes", home === HEAD ? "item_counter" : "item_shard");
-    if (home === HEAD) {
-      const head = this.env.ITEM_COUNTER;
-      return head.get(head.idFromName(itemObjectName(item))).apply(changes);
-    }
-    const shards = this.env.ITEM_SHARD;
-    return shards.get(shards.idFromName(shardObjectName(item, home))).apply(item, home, changes);
-  }
-
-  async #withTimeout<T>(promise: Promise<T>): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      return await Promise.race([
-        promise,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("item side did not answer in time")), USER_DELIVERY_TIMEOUT_MS);
-        }),
-      ]);
-    } finally {
-      if (timer !== undefined) clearTimeout(timer);
+      this.#alarm.request(soon);
     }
   }
 
@@ -410,7 +372,7 @@ export class UserLikes extends DurableObject<Env> {
     if (!this.#outbox.stale) return;
     this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET outbox = ?", this.#outbox.next([])));
     this.#persistDelivered.cancel();
-    if (this.#outboxSize() === 0 && !this.#removal.active) this.#storage.clearAlarm();
+    this.#alarm.settle();
   }
 
   /**
@@ -433,18 +395,5 @@ export class UserLikes extends DurableObject<Env> {
   /** Edges in the stored outbox, delivered or not: the alarm is kept while there are any. */
   #outboxSize(): number {
     return this.#outbox.stored().length;
-  }
-
-  /** Likes and saves have separate buckets, each a per-minute and a per-day limit. */
-  #toggleLimits(counter: ToggleCounter, stricter?: ToggleLimits): Limit[] {
-    const [perMinute, perDay] = stricter
-      ? [stricter.perMinute, stricter.perDay]
-      : counter === "likes"
-        ? [config(this.env).RATE_LIMIT_PER_MINUTE, config(this.env).RATE_LIMIT_PER_DAY]
-        : [config(this.env).SAVE_RATE_LIMIT_PER_MINUTE, config(this.env).SAVE_RATE_LIMIT_PER_DAY];
-    return [
-      { name: `${counter}:minute`, limit: perMinute, periodMs: 60_000 },
-      { name: `${counter}:day`, limit: perDay, periodMs: 86_400_000 },
-    ];
   }
 }

@@ -3,16 +3,6 @@ import type { Emitter } from "./emitter";
 import type { Sql } from "./metered-storage";
 
 /**
- * The migration of the head and the children that gives each edge, and each
- * edge waiting to be emitted, the time its user asked for it (its liked_at);
- * 0 for edges stored before edges kept their time.
- */
-export const EDGE_TIME_MIGRATION = `
-  ALTER TABLE edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
-  ALTER TABLE emit_edges ADD COLUMN at INTEGER NOT NULL DEFAULT 0;
-`;
-
-/**
  * The edges table of an item's head and of its children, one row per (user,
  * counter): user TEXT, counter TEXT, state, inc, seq, at (each object's
  * migrations create it, literally). The head's rows also carry `moved`: the

@@ -1,21 +1,13 @@
 import { log } from "../../shared/log";
-import { withDeadline } from "../../shared/deadline";
 import type { Counts } from "../../shared/counters";
 import { isNewer, type EdgeChange } from "../../shared/edges";
 import { backoffMs } from "../../shared/retries";
-import { metrics } from "../../metrics/recorder";
+import type { Alarm } from "./alarm";
 import type { MeteredStorage } from "./metered-storage";
 import { Soon } from "./soon";
-import type { EventQueue } from "../../shared/event-queue-for";
-import {
-  EMISSION_VERSION,
-  MAX_MESSAGE_BYTES,
-  MAX_SEND_BATCH,
-  type CountSnapshot,
-  type Emission,
-  type EmittedEdge,
-  type Origin,
-} from "../../shared/emissions";
+import { MAX_SEND_BATCH, type CountSnapshot, type Emission, type Origin } from "../../shared/emissions";
+import { edgeKey, EmissionOutbox, type EdgeRow } from "./emission-outbox";
+import { packEmission } from "./emission-pack";
 
 /** An object emits at most about once per this interval while it changes. */
 export const EMIT_INTERVAL_MS = 1_000;
@@ -36,6 +28,7 @@ const IN_FLIGHT_TTL_MS = 10 * 60_000;
  * them in memory only, or it would wake up to send everything again.
  */
 const ACK_PERSIST_MS = 2_000;
+
 /**
  * Edges waiting for acknowledgement, at most: the outbox is one row, which
  * SQLite caps at 2 MB. Past it the owner's commit fails and its writers
@@ -43,14 +36,10 @@ const ACK_PERSIST_MS = 2_000;
  * room: only a long outage of the aggregator on a busy object comes near.
  */
 export const MAX_PENDING_EDGES = 10_000;
-/** Room for a message's envelope (origin, ids, snapshot) next to its edges. */
-const ENVELOPE_BYTES = 1_000;
 
 export type EmitterOptions = {
   /** The namespace the aggregator acknowledges through. */
   ns: Origin["ns"];
-  /** A send's deadline: a queue that hangs is retried by the alarm like one that fails (a resend is harmless). */
-  sendTimeoutMs: number;
   /** The owner's storage holds the emitter's tables (false before its first write). */
   ready: () => boolean;
   /** The owner's object name (acks come back to it) and the item it counts for; null if unknown. */
@@ -59,8 +48,6 @@ export type EmitterOptions = {
   counts?: () => Counts;
   /** What a head's snapshot carries beyond its counts (its unique viewers). */
   snapshotExtras?: () => Omit<CountSnapshot, "seq" | "counts" | "at">;
-  /** Called after the emitter's own commit of acknowledgements: the owner may now clear its alarm. */
-  settled?: () => void;
   /** Called after a send from the timer: what the owner would otherwise have done in the alarm the send used to ride on. */
   sent?: () => Promise<void>;
 };
@@ -74,24 +61,15 @@ export type EmissionState = {
   pendingEdges: number;
 };
 
-export type EdgeRow = { user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number; at: number };
-/**
- * The emission outbox as stored, in one row (table `emission`): the count
- * snapshot's sequence, the newest one acknowledged, and each edge's newest
- * unacknowledged version. A change and an acknowledgement rewrite that one
- * row, once per commit, instead of inserting and deleting a row per edge.
- */
-type Outbox = { seq: number; ackedSeq: number; edges: Map<string, EdgeRow> };
 /** The version last sent, when, and how many times in a row that version was sent. */
 type Sent = { inc: number; seq: number; at: number; tries: number };
 type InFlight = { snapshotSeq: number | null; edges: EdgeRow[]; at: number };
 
-const edgeKey = (user: string, counter: string) => `${user}\u0000${counter}`;
 
 /**
  * The emission outbox of one object: what it must tell the aggregator, kept
  * until the aggregator has written it to both stores and acknowledged it.
- * One row (see Outbox), staged in the owner's commit and written once at its end.
+ * One row (lib/emission-outbox.ts), staged in the owner's commit and written once at its end.
  *
  * Costs no commit of its own while the object changes: changes are recorded
  * inside the owner's transaction (`record*`), acknowledgements are folded
@@ -122,9 +100,7 @@ export class Emitter {
   readonly #boot = crypto.randomUUID().slice(0, 8);
   #nextEmission = 0;
   #ackedSeq = 0;
-  /** The outbox as last committed (null: not read yet), and the commit in progress's copy of it. */
-  #stored: Outbox | null = null;
-  #draft: Outbox | null = null;
+  readonly #outbox: EmissionOutbox;
   #snapshotSent: Sent | null = null;
   #sentEdges = new Map<string, Sent>();
   #inFlight = new Map<string, InFlight>();
@@ -142,20 +118,24 @@ export class Emitter {
   constructor(
     ctx: DurableObjectState,
     private readonly storage: MeteredStorage,
-    /** The queue that carries an item's emissions (one of the deployment's Q queues). */
-    private readonly queueFor: (item: string) => EventQueue,
+    /** The object's one alarm: the emitter's resend time, and whether the emitter still needs it. */
+    private readonly objectAlarm: Alarm,
+    /** Sends an item's emissions on the queue that carries them (one of the deployment's Q queues). */
+    private readonly send: (item: string, bodies: readonly Emission[]) => Promise<void>,
     private readonly options: EmitterOptions,
   ) {
+    this.#outbox = new EmissionOutbox(storage, options.ready);
+    objectAlarm.register(() => !this.idle);
     this.#persist = new Soon("emission_ack_persist_failed", ACK_PERSIST_MS, () => {
       if (this.options.ready() && this.#hasUnfolded()) this.storage.commit(() => this.fold());
-      this.options.settled?.();
+      this.objectAlarm.settle();
     });
-    this.#ackedSeq = this.#committed().ackedSeq;
+    this.#ackedSeq = this.#outbox.committed().ackedSeq;
     ctx.blockConcurrencyWhile(async () => {
       await storage.loadAlarm();
       // What was in flight lived in the last instance's memory, so an acknowledgement of it finds nothing to match here:
       // waiting for the stored resend time (30 s to minutes) would only delay the resend that ends it.
-      if (this.#hasUnacked()) this.scheduleAlarm(Date.now() + EMIT_INTERVAL_MS);
+      if (this.#hasUnacked()) this.objectAlarm.request(Date.now() + EMIT_INTERVAL_MS);
     });
   }
 
@@ -172,7 +152,7 @@ export class Emitter {
   /** Inside the owner's transaction: persists what acknowledgements arrived since the last write. */
   fold(): void {
     if (this.#hasUnfolded()) {
-      const outbox = this.#edit();
+      const outbox = this.#outbox.edit();
       for (const [key, row] of this.#ackedEdges) {
         const held = outbox.edges.get(key);
         // A newer version recorded since the send stays: only what the aggregator has leaves.
@@ -189,7 +169,7 @@ export class Emitter {
    * older version never replaces a newer one still waiting to be sent.
    */
   recordEdge(user: string, change: Pick<EdgeChange, "counter" | "state" | "inc" | "seq" | "at">): void {
-    const outbox = this.#edit();
+    const outbox = this.#outbox.edit();
     const key = edgeKey(user, change.counter);
     const held = outbox.edges.get(key);
     const row: EdgeRow = { user, counter: change.counter, state: change.state, inc: change.inc, seq: change.seq, at: change.at };
@@ -203,13 +183,13 @@ export class Emitter {
 
   /** Inside the head's transaction: its counts changed, so the snapshot gets a new sequence number. */
   recordCounts(): void {
-    this.#edit().seq++;
+    this.#outbox.edit().seq++;
     this.#dirty = true;
   }
 
   /** The edge has a change the aggregator has not acknowledged (inside a commit: this commit's view). */
   holds(user: string, counter: string): boolean {
-    return (this.#draft ?? this.#committed()).edges.has(edgeKey(user, counter));
+    return this.#outbox.current().edges.has(edgeKey(user, counter));
   }
 
   /**
@@ -222,7 +202,7 @@ export class Emitter {
   wake(delayMs = EMIT_INTERVAL_MS): void {
     if (!this.#dirty) return;
     const now = Date.now();
-    this.scheduleAlarm(now + this.resendAfterMs);
+    this.objectAlarm.request(now + this.resendAfterMs);
     if (this.#sendTimer !== undefined) {
       if (this.#sendTimerAt <= now + delayMs) return;
       clearTimeout(this.#sendTimer);
@@ -235,19 +215,9 @@ export class Emitter {
         .catch((error: unknown) => {
           log("error", "emission_failed", { error: String(error) });
           this.#attempt++;
-          this.scheduleAlarm(Date.now() + EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS));
+          this.objectAlarm.request(Date.now() + EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS));
         });
     }, delayMs);
-  }
-
-  /**
-   * An object has one alarm; everything in it that needs one asks here, and
-   * the earliest request wins. The owner's alarm() runs each user, and each
-   * asks again for its next time, so an early wake-up only runs a check early.
-   */
-  scheduleAlarm(at: number): void {
-    const current = this.storage.alarmAt;
-    if (current === null || current > at) this.storage.setAlarm(at);
   }
 
   /**
@@ -302,7 +272,7 @@ export class Emitter {
         : this.#dirty
           ? EMIT_INTERVAL_MS
           : this.resendAfterMs + backoffMs(this.#attempt, this.resendAfterMs, RESEND_CAP_MS);
-      this.scheduleAlarm(Date.now() + delay);
+      this.objectAlarm.request(Date.now() + delay);
     } catch (error) {
       log("error", "emission_rearm_failed", { error: String(error) });
     }
@@ -353,9 +323,7 @@ export class Emitter {
         this.faults.divertSends--;
         this.faults.diverted.push(...chunk.map(({ body }) => body));
       } else {
-        const { queue, name } = this.queueFor(identity.item);
-        await withDeadline(queue.sendBatch(chunk.map(({ body }) => ({ body, contentType: "json" as const }))), this.options.sendTimeoutMs, "queue send");
-        metrics.count("queue_messages_total", { queue: name, event: "sent" }, chunk.length);
+        await this.send(identity.item, chunk.map(({ body }) => body));
       }
       for (const { body, rows } of chunk) {
         this.#inFlight.set(body.emission, { snapshotSeq: body.snapshot?.seq ?? null, edges: rows, at: now });
@@ -375,11 +343,11 @@ export class Emitter {
   }
 
   #hasUnfolded(): boolean {
-    return this.#ackedEdges.size > 0 || this.#ackedSeq > this.#committed().ackedSeq;
+    return this.#ackedEdges.size > 0 || this.#ackedSeq > this.#outbox.committed().ackedSeq;
   }
 
   #unackedEdges(): EdgeRow[] {
-    return [...this.#committed().edges.values()].filter((row) => {
+    return [...this.#outbox.committed().edges.values()].filter((row) => {
       const acked = this.#ackedEdges.get(edgeKey(row.user, row.counter));
       return !acked || acked.inc !== row.inc || acked.seq !== row.seq;
     });
@@ -394,77 +362,9 @@ export class Emitter {
    * leave a sequence number behind that a later, different snapshot would reuse.
    */
   #seq(): number {
-    return this.#committed().seq;
+    return this.#outbox.committed().seq;
   }
 
-  /** The outbox as committed; read from storage once (an object without a schema has an empty one). */
-  #committed(): Outbox {
-    if (this.#stored) return this.#stored;
-    if (!this.options.ready()) return { seq: 0, ackedSeq: 0, edges: new Map() };
-    const row = this.storage.sql.exec<{ seq: number; acked_seq: number; edges: string }>("SELECT seq, acked_seq, edges FROM emission").toArray()[0];
-    const edges = new Map<string, EdgeRow>();
-    for (const [user, counter, state, inc, seq, at] of JSON.parse(row?.edges ?? "[]") as EmittedEdge[]) {
-      edges.set(edgeKey(user, counter), { user, counter, state, inc, seq, at: at ?? 0 });
-    }
-    return (this.#stored = { seq: row?.seq ?? 0, ackedSeq: row?.acked_seq ?? 0, edges });
-  }
 
-  /** Inside the owner's commit: this commit's copy of the outbox, written once at its end. */
-  #edit(): Outbox {
-    if (this.#draft) return this.#draft;
-    const committed = this.#committed();
-    const draft: Outbox = { ...committed, edges: new Map(committed.edges) };
-    this.storage.stage(this, {
-      write: () => this.#write(draft),
-      committed: () => {
-        this.#stored = draft;
-        this.#draft = null;
-      },
-      discarded: () => {
-        this.#draft = null;
-      },
-    });
-    return (this.#draft = draft);
-  }
-
-  #write(outbox: Outbox): void {
-    const edges: EmittedEdge[] = [...outbox.edges.values()].map((row) => [row.user, row.counter, row.state, row.inc, row.seq, row.at]);
-    this.storage.sql.exec(
-      `INSERT INTO emission (id, seq, acked_seq, edges) VALUES (1, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, acked_seq = excluded.acked_seq, edges = excluded.edges`,
-      outbox.seq,
-      outbox.ackedSeq,
-      JSON.stringify(edges),
-    );
-  }
 }
 
-/**
- * Splits one emission into messages under the queue's size limit, each with
- * its own emission id; the snapshot rides in the first.
- */
-export function packEmission(
-  origin: Origin,
-  item: string,
-  snapshot: Emission["snapshot"] | null,
-  edges: readonly EdgeRow[],
-  nextId: () => string,
-): { body: Emission; rows: EdgeRow[] }[] {
-  const messages: { body: Emission; rows: EdgeRow[] }[] = [];
-  const open = () => ({ body: { v: EMISSION_VERSION, origin, emission: nextId(), item, edges: [] } as Emission, rows: [] as EdgeRow[], bytes: ENVELOPE_BYTES });
-  let current = open();
-  if (snapshot) current.body.snapshot = snapshot;
-  for (const row of edges) {
-    const edge: EmittedEdge = [row.user, row.counter, row.state, row.inc, row.seq, row.at];
-    const size = JSON.stringify(edge).length + 1;
-    if (current.rows.length > 0 && current.bytes + size > MAX_MESSAGE_BYTES) {
-      messages.push(current);
-      current = open();
-    }
-    current.body.edges.push(edge);
-    current.rows.push(row);
-    current.bytes += size;
-  }
-  messages.push(current);
-  return messages;
-}

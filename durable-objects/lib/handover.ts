@@ -3,6 +3,7 @@ import type { ChildReport } from "../../shared/contracts";
 import type { EdgeChange } from "../../shared/edges";
 import { childFor, type Placement } from "../../shared/placement";
 import { sameCounts, type ChildReports } from "./child-reports";
+import type { Alarm } from "./alarm";
 import type { Emitter } from "./emitter";
 import { writeHeadState, type HandedEdge, type HeadState } from "./head-state";
 import type { MeteredStorage, Sql } from "./metered-storage";
@@ -11,6 +12,7 @@ import type { MeteredStorage, Sql } from "./metered-storage";
 export type HeadParts = {
   storage: MeteredStorage;
   emitter: Emitter;
+  alarm: Alarm;
   children: ChildReports;
   state: () => HeadState;
   setState: (state: HeadState) => void;
@@ -70,7 +72,7 @@ export class Handover {
         this.failures++;
         log("error", "handover_failed", { error: String(error) });
         try {
-          this.head.emitter.scheduleAlarm(Date.now() + RETRY_MS);
+          this.head.alarm.request(Date.now() + RETRY_MS);
         } catch (unscheduled) {
           // An object reset or aborted mid-batch cannot set its alarm: its next instance resumes the stored batch on waking.
           log("error", "handover_retry_unscheduled", { error: String(unscheduled) });

@@ -125,8 +125,3 @@ export class MeteredStorage {
     return cursor;
   }
 }
-
-/** A call made from one object to another, counted as the platform bills it: one request each. */
-export function countCall(caller: ObjectKind, object: ObjectKind): void {
-  metrics.count("object_calls_total", { caller, object });
-}

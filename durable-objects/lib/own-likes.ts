@@ -48,3 +48,15 @@ export function edgesAfter(sql: Sql, after: { item: string; counter: string } | 
     )
     .toArray();
 }
+
+/** Which of `items` the user's edges hold in state 1 for `counter`: one query, answered from the edges alone. */
+export function likedAmong(sql: Sql, items: readonly string[], counter: string): Record<string, boolean> {
+  const liked: Record<string, boolean> = Object.fromEntries(items.map((item) => [item, false]));
+  const rows = sql.exec<{ item: string }>(
+    "SELECT item FROM edges WHERE counter = ? AND state = 1 AND item IN (SELECT value FROM json_each(?))",
+    counter,
+    JSON.stringify(items),
+  );
+  for (const { item } of rows) liked[item] = true;
+  return liked;
+}

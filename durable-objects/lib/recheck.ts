@@ -1,10 +1,9 @@
 import { config } from "../../shared/config";
-import { withDeadline } from "../../shared/deadline";
 import { EMISSION_VERSION, type RecheckRequest } from "../../shared/emissions";
 import { log } from "../../shared/log";
-import { metrics } from "../../metrics/recorder";
+import { sendToQueue } from "./queue-send";
+import type { Alarm } from "./alarm";
 import type { Emitter } from "./emitter";
-import { eventQueueFor } from "../../shared/event-queue-for";
 import type { MeteredStorage } from "./metered-storage";
 import { planRecheck, recheckSettings, rechecking, type RecheckMark, type RecheckSubject } from "./recheck-policy";
 
@@ -26,7 +25,8 @@ export class Recheck {
     private readonly env: Env,
     /** The item the head counts (its object name); undefined if the runtime did not say. */
     private readonly item: string | undefined,
-    private readonly emitter: Pick<Emitter, "scheduleAlarm" | "state">,
+    private readonly emitter: Pick<Emitter, "state">,
+    private readonly wake: Pick<Alarm, "request">,
     /** The head's storage holds its tables, and the item's placement and total likes. */
     private readonly head: () => { ready: boolean; hot: boolean; likes: number },
   ) {}
@@ -45,20 +45,18 @@ export class Recheck {
       if (subject === null) return;
       const plan = planRecheck(now, subject, this.#last(), settings);
       if (plan.send) await this.#request(subject.item, plan.mark);
-      if (plan.wakeAt !== null) this.emitter.scheduleAlarm(plan.wakeAt);
+      if (plan.wakeAt !== null) this.wake.request(plan.wakeAt);
     } catch (error) {
       log("error", "recheck_request_failed", { error: String(error) });
       // The stored mark is unchanged, so the recheck is still due; asked again an interval on, not at once, while the queue is down.
-      this.emitter.scheduleAlarm(now + settings.intervalMs);
+      this.wake.request(now + settings.intervalMs);
     }
   }
 
   /** A send that succeeds and a mark that fails to commit only cost an extra check next time. */
   async #request(item: string, mark: RecheckMark): Promise<void> {
-    const { queue, name } = eventQueueFor(this.env, item);
     const body: RecheckRequest = { v: EMISSION_VERSION, kind: "recheck", item };
-    await withDeadline(queue.send(body, { contentType: "json" }), config(this.env).QUEUE_SEND_TIMEOUT_MS, "queue send");
-    metrics.count("queue_messages_total", { queue: name, event: "sent" });
+    await sendToQueue(this.env, item, [body]);
     this.storage.commit(() =>
       this.storage.sql.exec(
         "INSERT INTO recheck (id, at, seq) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at, seq = excluded.seq",

@@ -45,15 +45,6 @@ type Row = {
   wipe_sent_at: number;
 };
 
-/** The user object's table for it (a migration of lib/user-likes-schema.ts). */
-export const REMOVAL_MIGRATION = `
-  CREATE TABLE removal (
-    id INTEGER PRIMARY KEY CHECK (id = 1), user TEXT NOT NULL, kind TEXT NOT NULL, phase TEXT NOT NULL,
-    requested_at INTEGER NOT NULL, finished_at INTEGER, likes_removed INTEGER NOT NULL, saves_removed INTEGER NOT NULL,
-    items_forgotten INTEGER NOT NULL, barred INTEGER NOT NULL, wipe_sent_at INTEGER NOT NULL
-  );
-`;
-
 /**
  * A user's removal, run by the user's object from its alarm, one step at a
  * time: every step is one commit or a batch of calls, and the job's row says

@@ -1,4 +1,3 @@
-import { REMOVAL_MIGRATION } from "./removal";
 import type { Baseline, Migration } from "./sql-schema";
 
 /** The user object's SQLite schema: numbered migrations that only grow. */
@@ -69,7 +68,16 @@ export const MIGRATIONS: readonly Migration[] = [
   // not: a request asked earlier changes nothing (I6).
   { id: 5, sql: "ALTER TABLE edges ADD COLUMN acted_at INTEGER NOT NULL DEFAULT 0" },
   // A deletion or purge of the user in progress or done, and its bar (lib/removal.ts).
-  { id: 6, sql: REMOVAL_MIGRATION },
+  {
+    id: 6,
+    sql: `
+  CREATE TABLE removal (
+    id INTEGER PRIMARY KEY CHECK (id = 1), user TEXT NOT NULL, kind TEXT NOT NULL, phase TEXT NOT NULL,
+    requested_at INTEGER NOT NULL, finished_at INTEGER, likes_removed INTEGER NOT NULL, saves_removed INTEGER NOT NULL,
+    items_forgotten INTEGER NOT NULL, barred INTEGER NOT NULL, wipe_sent_at INTEGER NOT NULL
+  );
+`,
+  },
   {
     id: 7,
     // The own-likes index holds current likes only: a like adds one entry and

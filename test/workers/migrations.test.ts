@@ -1,9 +1,9 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BASELINE as ITEM_BASELINE, MIGRATIONS as ITEM_MIGRATIONS } from "../../durable-objects/ItemCounter";
-import { BASELINE as SHARD_BASELINE, MIGRATIONS as SHARD_MIGRATIONS } from "../../durable-objects/ItemShard";
-import { BASELINE as USER_BASELINE, MIGRATIONS as USER_MIGRATIONS } from "../../durable-objects/UserLikes";
+import { BASELINE as ITEM_BASELINE, MIGRATIONS as ITEM_MIGRATIONS } from "../../durable-objects/lib/item-counter-schema";
+import { BASELINE as SHARD_BASELINE, MIGRATIONS as SHARD_MIGRATIONS } from "../../durable-objects/lib/item-shard-schema";
+import { BASELINE as USER_BASELINE, MIGRATIONS as USER_MIGRATIONS } from "../../durable-objects/lib/user-likes-schema";
 import { checkMigrations, SqlSchema, type Baseline, type Migration } from "../../durable-objects/lib/sql-schema";
 import { OWN_LIKES_PAGE } from "../../durable-objects/lib/own-likes";
 import { shardObjectName } from "../../shared/object-names";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { packEmission, type EdgeRow } from "../../durable-objects/lib/emitter";
+import type { EdgeRow } from "../../durable-objects/lib/emission-outbox";
+import { packEmission } from "../../durable-objects/lib/emission-pack";
 import { MAX_MESSAGE_BYTES } from "../../shared/emissions";
 import { freshId } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";

@@ -1,7 +1,7 @@
 import { scheduleFlush } from "../../metrics/flush";
 import { metrics } from "../../metrics/recorder";
-import { eventQueueFor } from "../../shared/event-queue-for";
 import { log } from "../../shared/log";
+import { sendToQueue } from "../../durable-objects/lib/queue-send";
 import type { ForgetUserRequest } from "../../shared/removal";
 import { withRetries } from "../../shared/retries";
 import { countDatabases, userIndexDatabaseFor } from "../stores/count-databases";
@@ -32,9 +32,7 @@ export async function answerForgets(env: Env, queue: string, requests: readonly 
       const wiped = await forgetUser(env, request.user);
       // The rest of a large account in a message of its own: a retry would count towards the dead-letter limit.
       if (!wiped) {
-        const { queue: next, name } = eventQueueFor(env, request.user);
-        await next.send(request, { contentType: "json" });
-        metrics.count("queue_messages_total", { queue: name, event: "sent" });
+        await sendToQueue(env, request.user, [request]);
       }
       message.ack();
     } catch (error) {

@@ -1,5 +1,5 @@
 import type { Origin } from "../../shared/emissions";
-import { counted, type ObjectLabel } from "../lib/objects";
+import { counted, type ObjectLabel } from "../../durable-objects/lib/object-calls";
 
 /** What an emitting object exposes to the aggregator. */
 export type EmissionAcker = { ackEmissions(emissions: readonly string[]): void | Promise<void> };

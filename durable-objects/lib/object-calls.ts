@@ -1,0 +1,57 @@
+import { metrics } from "../../metrics/recorder";
+import { config } from "../../shared/config";
+import { withDeadline } from "../../shared/deadline";
+import type { EdgeChange } from "../../shared/edges";
+import { itemObjectName, shardObjectName } from "../../shared/object-names";
+import { HEAD } from "../../shared/placement";
+
+/** The label each object class carries in `plaudit_object_calls_total`. */
+export type ObjectLabel = "user_likes" | "item_counter" | "item_shard" | "live_hub";
+
+/**
+ * Wraps a stub so that every method called through it (an RPC call, or
+ * fetch), from the Worker or from another object:
+ * - counts once in `plaudit_object_calls_total{caller,object}`: every object
+ *   call plaudit makes is made through here, so the counter is the cost of a
+ *   route or an object's work in object requests, the unit Cloudflare bills;
+ * - has a deadline (OBJECT_CALL_TIMEOUT_MS unless the caller gives its own):
+ *   a hung object must not hang the request or the object waiting on it; the
+ *   call is not cancelled, which is safe because every object method is
+ *   idempotent (a toggle sets a target state, an edge carries its version);
+ * - counts an "overloaded" refusal in `plaudit_object_overloaded_total{object}`
+ *   (shared/retries.ts never retries those).
+ */
+export function counted<T extends object>(env: Env, stub: T, caller: string, object: ObjectLabel, timeoutMs?: number): T {
+  const deadline = timeoutMs ?? config(env).OBJECT_CALL_TIMEOUT_MS;
+  return new Proxy(stub, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        metrics.count("object_calls_total", { caller, object });
+        try {
+          return await withDeadline(Promise.resolve(Reflect.apply(value, target, args)), deadline, `${object}.${String(property)}`);
+        } catch (error) {
+          if ((error as { overloaded?: unknown } | null)?.overloaded === true) metrics.count("object_overloaded_total", { object });
+          throw error;
+        }
+      };
+    },
+  });
+}
+
+/** An item's head object. */
+export function itemHead(env: Env, item: string, caller: string, timeoutMs?: number) {
+  return counted(env, env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(itemObjectName(item))), caller, "item_counter", timeoutMs);
+}
+
+/** Child `child` of a hot item. */
+export function itemShard(env: Env, item: string, child: number, caller: string, timeoutMs?: number) {
+  return counted(env, env.ITEM_SHARD.get(env.ITEM_SHARD.idFromName(shardObjectName(item, child))), caller, "item_shard", timeoutMs);
+}
+
+/** Sends an edge's changes to its home: the head (HEAD) or one of its children. */
+export function applyAtHome(env: Env, item: string, home: number, changes: EdgeChange[], caller: string, timeoutMs?: number) {
+  if (home === HEAD) return itemHead(env, item, caller, timeoutMs).apply(changes);
+  return itemShard(env, item, home, caller, timeoutMs).apply(item, home, changes);
+}
