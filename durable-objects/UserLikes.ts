@@ -172,7 +172,7 @@ export class UserLikes extends DurableObject<Env> {
     return { kind: "changed" };
   }
 
-  /** A user's kept intents (workers/lib/intents.ts), oldest first, each as its own toggle: one call for a batch. */
+  /** A user's kept intents (workers/likes/intents.ts), oldest first, each as its own toggle: one call for a batch. */
   async applyIntents(requests: readonly ToggleRequest[]): Promise<ToggleResult[]> {
     const results: ToggleResult[] = [];
     for (const request of requests) results.push(await this.toggle(request));
@@ -209,7 +209,8 @@ export class UserLikes extends DurableObject<Env> {
     // local runtime's SQLite memory). A failed delivery stays in the outbox for
     // the alarm, as a live like's does.
     const delivering = settleAll([...new Set(result.changed)], IMPORT_DELIVERY_CONCURRENCY, (item) => this.#deliverEdge(item, "likes"));
-    this.#importDeliveries = Promise.all([this.#importDeliveries, delivering]);
+    // Resolved to nothing, so a long-lived object does not keep every import's results chained together.
+    this.#importDeliveries = Promise.all([this.#importDeliveries, delivering]).then(() => undefined);
     return result.outcomes;
   }
 

@@ -3,7 +3,7 @@ import { U64IdText } from "./ids";
 
 /**
  * Asked on the events queue when a user's toggle was kept as a pending
- * intent (workers/lib/intents.ts): drain that user's intents. `attempt`
+ * intent (workers/likes/intents.ts): drain that user's intents. `attempt`
  * counts the messages sent while the user's object stayed unreachable.
  */
 export const DrainIntentsRequest = z.object({

@@ -8,7 +8,7 @@ import type { RequestMessage } from "./requests";
 const CONCURRENCY = 16;
 
 /**
- * The queued drains of pending intents (workers/lib/intents.ts): one per
+ * The queued drains of pending intents (workers/likes/intents.ts): one per
  * user, however many messages asked for it, users in parallel. A drain that
  * failed (D1 did not answer) is retried by the queue.
  */
