@@ -4,7 +4,7 @@ import { countDatabases } from "../../workers/stores/count-databases";
 import { keepIntent } from "../../workers/likes/intents";
 import { call, freshId, json, like, newUser } from "./helpers";
 import { withVars } from "./idp";
-import { d1Counts, deliver, settled } from "./pipeline-helpers";
+import { central, d1Counts, deliver, settled } from "./pipeline-helpers";
 import { countsEmission, hasLiked, liveSocket, seed, service, setSettings } from "./privacy-helpers";
 
 const ZERO = { likes: 0, views: 0, shares: 0, saves: 0 };
@@ -187,6 +187,10 @@ describe("deleting an account", () => {
     }
     const settings = await json(await call("GET", `/v1/admin/items/post/${secret}/settings`, { token: await service() }));
     expect(settings).toMatchObject({ owner_id: null, visibility: "private" });
+    // The central store's copy too: a feed over many databases reads settings there.
+    const { rows } = await (await central()).readFeed([`post:${secret}`, `post:${hidden}`]);
+    expect(rows.get(`post:${secret}`)?.settings).toEqual({ owner: null, visibility: "private", hideCounts: false });
+    expect(rows.get(`post:${hidden}`)?.settings).toEqual({ owner: null, visibility: "public", hideCounts: true });
     for (const token of [owner.token, stranger.token, undefined]) {
       const read = async (item: string) => (await json(await call("GET", `/v1/count?item_id=${item}&item_type=post`, token ? { token } : {}))).counts;
       expect(await read(secret)).toEqual(ZERO);

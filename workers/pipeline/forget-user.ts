@@ -7,12 +7,16 @@ import { withRetries } from "../../shared/retries";
 import { countDatabases, userIndexDatabaseFor } from "../stores/count-databases";
 import { d1 } from "../stores/d1";
 import { userLikes } from "../lib/objects";
+import type { CentralStore } from "../stores/central-store";
 import { centralStore } from "../stores/central-tables";
+import { settingsFromRow, type SettingsColumns } from "../stores/item-settings";
 import type { RequestMessage } from "./requests";
 
 const CALLER = "forget_user";
 /** Central-store edges deleted per message; a larger account sends itself again for the rest. */
 const EDGES_PER_MESSAGE = 500;
+/** Owned items whose owner one message clears; an owner of more sends itself again for the rest. */
+const OWNED_PER_MESSAGE = 500;
 
 /**
  * The last step of an account deletion (shared/removal.ts): the deleted
@@ -54,11 +58,34 @@ async function forgetUser(env: Env, user: string): Promise<boolean> {
   await d1(env, index, CALLER).run(index.prepare("DELETE FROM user_index WHERE user = ?").bind(user));
   await d1(env, env.DB, CALLER).run(env.DB.prepare("DELETE FROM blocks WHERE blocker_id = ?1 OR blocked_id = ?1").bind(user));
   await d1(env, env.DB, CALLER).run(env.DB.prepare("DELETE FROM pending_intents WHERE user_id = ?").bind(user));
-  const now = Date.now();
-  for (const db of countDatabases(env)) {
-    await d1(env, db, CALLER).run(db.prepare("UPDATE item_settings SET owner_id = NULL, updated_at = ?2 WHERE owner_id = ?1").bind(user, now));
-  }
+  if (!(await forgetOwnership(env, user, central))) return false;
   await withRetries(() => userLikes(env, user, CALLER).removalWiped());
   log("info", "user_forgotten", {});
   return true;
+}
+
+/**
+ * The user's name off the items it owned, in the central store first (a feed
+ * over many databases reads settings there, docs/reads.md) and then in D1,
+ * whose owner column is what finds the items: so an item whose central write
+ * failed is found again on the retry. Both writes carry the same time, only
+ * if newer. True once no item of the user's is left.
+ */
+async function forgetOwnership(env: Env, user: string, central: CentralStore | null): Promise<boolean> {
+  let done = true;
+  for (const db of countDatabases(env)) {
+    const rows = await d1(env, db, CALLER).all<SettingsColumns & { item_type: string; item_id: string }>(
+      db.prepare("SELECT item_type, item_id, owner_id, visibility, hide_counts FROM item_settings WHERE owner_id = ? LIMIT ?").bind(user, OWNED_PER_MESSAGE),
+    );
+    if (rows.length === 0) continue;
+    const now = Date.now();
+    for (const row of rows) await central?.writeSettings(`${row.item_type}:${row.item_id}`, { ...settingsFromRow(row), owner: null }, now);
+    await d1(env, db, CALLER).batch(
+      rows.map((row) =>
+        db.prepare("UPDATE item_settings SET owner_id = NULL, updated_at = ?4 WHERE owner_id = ?1 AND item_type = ?2 AND item_id = ?3").bind(user, row.item_type, row.item_id, now),
+      ),
+    );
+    if (rows.length === OWNED_PER_MESSAGE) done = false;
+  }
+  return done;
 }

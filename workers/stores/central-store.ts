@@ -209,7 +209,7 @@ export class CentralStore {
   /**
    * An item's privacy settings on its counts row (attributes of their own,
    * so a settings write and a count write never overwrite each other), only
-   * if newer than the stored ones: what lets a feed read counts and settings
+   * if at least as new as the stored ones (as D1's row is written): what lets a feed read counts and settings
    * of items spread over many databases in one request (readFeed).
    */
   async writeSettings(item: string, settings: ItemSettings, at: number): Promise<WriteOutcome> {
@@ -217,7 +217,7 @@ export class CentralStore {
       TableName: this.counters,
       Key: { item: { S: item } },
       UpdateExpression: "SET #owner = :owner, #visibility = :visibility, #hide = :hide, #settings_at = :at",
-      ConditionExpression: "attribute_not_exists(#settings_at) OR #settings_at < :at",
+      ConditionExpression: "attribute_not_exists(#settings_at) OR #settings_at <= :at",
       ExpressionAttributeNames: { "#owner": "owner", "#visibility": "visibility", "#hide": "hide_counts", "#settings_at": "settings_at" },
       ExpressionAttributeValues: {
         ":owner": settings.owner === null ? { NULL: true } : { S: settings.owner },

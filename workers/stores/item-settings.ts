@@ -45,7 +45,11 @@ export async function storedSettings(env: Env, key: string): Promise<{ settings:
   return row ? { settings: settingsFromRow(row), updatedAt: row.updated_at } : { settings: UNKNOWN_ITEM, updatedAt: null };
 }
 
-/** Replaces an item's settings row. */
+/**
+ * Replaces an item's settings row, only if at least as new as the stored one,
+ * as the central store's copy is written: two writes that arrive out of order
+ * leave both stores with the newer.
+ */
 export async function writeSettingsRow(env: Env, key: string, settings: ItemSettings, now: number): Promise<void> {
   const [db] = settingsDatabases(env, [key]).keys();
   const [type, id] = splitItem(key);
@@ -54,7 +58,8 @@ export async function writeSettingsRow(env: Env, key: string, settings: ItemSett
       .prepare(
         `INSERT INTO item_settings (item_type, item_id, owner_id, visibility, hide_counts, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (item_type, item_id) DO UPDATE SET owner_id = excluded.owner_id, visibility = excluded.visibility,
-           hide_counts = excluded.hide_counts, updated_at = excluded.updated_at`,
+           hide_counts = excluded.hide_counts, updated_at = excluded.updated_at
+         WHERE excluded.updated_at >= item_settings.updated_at`,
       )
       .bind(type, id, settings.owner, settings.visibility, settings.hideCounts ? 1 : 0, now),
   );
