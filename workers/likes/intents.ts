@@ -25,8 +25,9 @@ const CRON_CONCURRENCY = 16;
  * While the object stays unreachable, the drain asks again after these
  * delays (seconds), the last repeated: an object that answers again has its
  * intents applied within about the last delay. After MAX_ATTEMPTS (each also
- * waiting up to OBJECT_CALL_TIMEOUT_MS: ten to fifteen minutes) the cron's
- * run takes over, so an object gone for hours costs a message every few
+ * waiting up to OBJECT_CALL_TIMEOUT_MS: about six and a half minutes for an
+ * object that refuses at once, up to fifteen for one that never answers) the
+ * cron's run takes over, so an object gone for hours costs a message every few
  * seconds for those minutes, then nothing until the cron.
  */
 const RETRY_DELAYS = [1, 1, 2, 2, 3, 4];
