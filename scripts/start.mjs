@@ -135,6 +135,7 @@ console.log(
     `  API reference  ${url}/docs`,
     `  dashboard      ${url}/dashboard  (a service token: npm run token -- 1 --service)`,
     `  live page      ${url}/live`,
+    `  like button    ${url}/demo/  (a feed of 50 buttons)`,
     `  metrics        ${url}/metrics  (with a service token)`,
     `  central store  ${centralStore}`,
     `  schedule       ${scheduleLine}`,
