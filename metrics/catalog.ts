@@ -47,7 +47,11 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_reconciliation_drift_ratio: "Share of checked items whose stored counts drifted in the last reconciliation.",
   plaudit_reconciliation_relative_drift: "Largest |count - truth| / truth among the items the last reconciliation repaired.",
   plaudit_reconciliation_items_checked_total: "Items reconciliation compared with their objects (recent ones and the walk over every item).",
-  plaudit_reconciliation_oldest_check_seconds: "Every item ever counted was checked within this many seconds (the walk over the index).",
+  plaudit_reconciliation_oldest_check_seconds: "Every item ever counted was checked within this many seconds (since the last finished pass over every item began).",
+  plaudit_pass_items_total: "Items (or users) a pass over every item visited, by pass (reconcile, rebuild_d1, rebuild_central) and range; counted when a step commits.",
+  plaudit_pass_ranges: "Ranges of the running pass, by pass.",
+  plaudit_pass_ranges_done: "Ranges of the running pass that are done, by pass.",
+  plaudit_pass_target_items_per_second: "The pace the running reconciliation pass keeps to end in RECONCILE_FULL_PASS_HOURS (the index's size / the pass's seconds).",
   plaudit_import_edges_total: "Imported edges by outcome (applied, duplicate, superseded, barred).",
   plaudit_import_backpressure_total:
     "Import calls refused with 503 and a Retry-After so the importer slows down, by reason (queue_backlog, object_error).",

@@ -27,6 +27,27 @@ function inMs(q: Quantiles): Quantiles {
   return q && { p50: q.p50 * 1000, p99: q.p99 * 1000 };
 }
 
+/** Each pass over every item that has reported its ranges: done of all, items visited in all and in the window. */
+function passes(read: MetricsRead): Overview["passes"] {
+  const gauges = new Map<string, { ranges: number; ranges_done: number }>();
+  for (const s of read.totals.values()) {
+    if (s.kind !== "gauge" || (s.name !== "plaudit_pass_ranges" && s.name !== "plaudit_pass_ranges_done")) continue;
+    const pass = s.labels.pass ?? "";
+    const entry = gauges.get(pass) ?? { ranges: 0, ranges_done: 0 };
+    entry[s.name === "plaudit_pass_ranges" ? "ranges" : "ranges_done"] = s.value;
+    gauges.set(pass, entry);
+  }
+  const ofPass = (pass: string) => (labels: Record<string, string>) => labels.pass === pass;
+  return [...gauges]
+    .map(([pass, ranges]) => ({
+      pass,
+      ...ranges,
+      items: counterSum(read.totals, "plaudit_pass_items_total", ofPass(pass)),
+      items_per_second: counterSum(read.recent.series, "plaudit_pass_items_total", ofPass(pass)) / read.recent.seconds,
+    }))
+    .sort((a, b) => a.pass.localeCompare(b.pass));
+}
+
 export function overview(read: MetricsRead, alerts: AlertState[]): Overview {
   const { seconds, series } = read.recent;
   const perSecond = (n: number) => n / seconds;
@@ -52,6 +73,7 @@ export function overview(read: MetricsRead, alerts: AlertState[]): Overview {
       d1_largest_database_bytes: gaugeMax(read.totals, "plaudit_d1_database_bytes"),
       objects_overloaded: counterSum(series, "plaudit_object_overloaded_total"),
     },
+    passes: passes(read),
     breakers: [...read.totals.values()]
       .flatMap((s) => (s.kind === "gauge" && s.name === "plaudit_circuit_breaker_open" ? [{ dependency: s.labels.dependency ?? "", open: s.value === 1 }] : []))
       .sort((a, b) => a.dependency.localeCompare(b.dependency)),

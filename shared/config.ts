@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_PASS_STEP_ITEMS } from "./passes";
 
 /**
  * A `wrangler.toml` var (or `.dev.vars` override) holding a number: unset or
@@ -218,12 +219,25 @@ export const ConfigSchema = z.object({
   BREAKER_OPEN_MS: numberVar(10_000, 1),
   /**
    * Each reconciliation run (cron, every 5 minutes) checks the items changed
-   * in the last 15 minutes (at most RECONCILE_RECENT_ITEMS) and the next
-   * RECONCILE_SWEEP_ITEMS of its walk over every item ever counted
-   * (docs/operations.md: how long a pass takes).
+   * in the last 15 minutes (at most RECONCILE_RECENT_ITEMS), and keeps a pass
+   * over every item ever counted going, paced to take
+   * RECONCILE_FULL_PASS_HOURS (docs/pipeline.md: passes over every item).
    */
   RECONCILE_RECENT_ITEMS: numberVar(200).transform(Math.floor),
-  RECONCILE_SWEEP_ITEMS: numberVar(1_000).transform(Math.floor),
+  RECONCILE_FULL_PASS_HOURS: numberVar(24, 0.01),
+  /**
+   * Passes over every item (reconciliation's, rebuilds) split the index into
+   * at least PASS_RANGES ranges, walk PASS_CONCURRENCY of them at once,
+   * PASS_STEP_ITEMS items a queue message, and never ask more than
+   * PASS_D1_QUERIES_PER_SECOND of one D1 database nor
+   * PASS_CENTRAL_KEYS_PER_SECOND keys read or written in the central store
+   * (docs/pipeline.md).
+   */
+  PASS_RANGES: numberVar(16, 1).transform(Math.floor),
+  PASS_CONCURRENCY: numberVar(4, 1).transform(Math.floor),
+  PASS_STEP_ITEMS: numberVar(100, 1).transform((n) => Math.min(Math.floor(n), MAX_PASS_STEP_ITEMS)),
+  PASS_D1_QUERIES_PER_SECOND: numberVar(100, 0.001),
+  PASS_CENTRAL_KEYS_PER_SECOND: numberVar(1_000, 0.001),
   /**
    * Each run also hands the queue's consumers a random sample of
    * RECONCILE_SAMPLE_ITEMS items (in slices of 100 from random places in the

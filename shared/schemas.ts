@@ -314,6 +314,17 @@ export const DashboardData = z.object({
   breakers: z
     .array(z.object({ dependency: z.string(), open: z.boolean() }))
     .meta({ description: "Each store's circuit breaker as last reported (only breakers that have changed state appear)" }),
+  passes: z
+    .array(
+      z.object({
+        pass: z.string().meta({ description: "reconcile, rebuild_d1 or rebuild_central" }),
+        ranges: z.number().int().min(0),
+        ranges_done: z.number().int().min(0),
+        items: z.number().min(0).meta({ description: "Items (or users) visited, summed over the ranges, since the counters began" }),
+        items_per_second: z.number().min(0).meta({ description: "Items visited per second in the window" }),
+      }),
+    )
+    .meta({ description: "Each pass over every item (docs/pipeline.md) as last reported: its ranges done and its progress" }),
   alerts: z.array(DashboardAlert),
 });
 

@@ -4,7 +4,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
 import { compare, reconcile } from "../../workers/pipeline/reconcile";
-import { nextSweepShare } from "../../workers/pipeline/sweep";
+import { readPass } from "../../workers/pipeline/pass-state";
+import { passPlan, startPass } from "../../workers/pipeline/pass-tick";
 import { queueRandomSample } from "../../workers/pipeline/reconcile-follow-ups";
 import { indexDraw } from "../../shared/item-index";
 import { Alternator } from "../../workers/stores/alternator";
@@ -108,47 +109,32 @@ describe("reconciliation", () => {
     expect((await (await central()).readCounts(item))?.counts.likes).toBe(2);
   }, 60_000);
 
-  describe("over every item ever counted, through the index", () => {
-    const DAYS_LATER = Date.now() + 3 * 86_400_000;
+  describe("over every item ever counted, through a pass over the index", () => {
+    /** A whole pass over the index, unpaced, through the queue's consumers. */
+    async function fullPass(): Promise<void> {
+      const pass = await startPass(env, passPlan(env, "reconcile"));
+      await vi.waitFor(async () => expect((await readPass(env, pass.id))?.finished_at).not.toBeNull(), { timeout: 60_000, interval: 200 });
+    }
 
     it("repairs a drifted item last changed days ago, which no recent-items window reaches", async () => {
       const item = await likedItem(2);
       await corrupt(item, 9, 2);
-      // The clock, three days on: the item is long out of the recent window; only the walk over the index finds it.
-      const summary = await reconcile(env, DAYS_LATER);
-      expect(summary.itemsRepaired).toBeGreaterThanOrEqual(1);
-      expect(summary.maxRelativeDrift).toBeGreaterThanOrEqual(3.5);
+      const summary = await reconcile(env, Date.now() + 3 * 86_400_000);
+      expect(summary.itemsChecked).toBe(0);
+      await fullPass();
       await converged(item);
       expect((await d1Counts(item))?.counts.likes).toBe(2);
-    }, 60_000);
+    }, 90_000);
 
     it("finds an item whose D1 row was deleted and writes the row again", async () => {
       const item = await likedItem(3);
       const [type, id] = splitItem(item);
       await countDatabaseFor(env, item).prepare("DELETE FROM item_counts WHERE item_type = ? AND item_id = ?").bind(type, id).run();
       expect(await d1Counts(item)).toBeNull();
-      const summary = await reconcile(env, DAYS_LATER);
-      expect(summary.d1Drift).toBeGreaterThanOrEqual(1);
+      await fullPass();
       await converged(item);
       expect((await d1Counts(item))?.counts.likes).toBe(3);
-    }, 60_000);
-
-    it("walks the index a share at a time: one pass reaches every item once, then the oldest check is the pass's start", async () => {
-      const items = [await likedItem(1), await likedItem(1)];
-      const start = DAYS_LATER + 1_000;
-      // Finish whatever pass earlier runs left open, so this one starts at the beginning.
-      while ((await nextSweepShare(env, 1_000, start)).items.length === 1_000);
-      const walked: string[] = [];
-      for (let run = 1; run <= 10_000; run++) {
-        const { items: share } = await nextSweepShare(env, 1, start + run);
-        if (share.length === 0) break;
-        walked.push(...share);
-      }
-      expect(walked).toEqual(expect.arrayContaining(items));
-      expect(new Set(walked).size).toBe(walked.length);
-      // The pass ended: every item was checked since it started.
-      expect((await nextSweepShare(env, 1, start + 20_000)).oldestCheckAt).toBe(start);
-    }, 60_000);
+    }, 90_000);
   });
 
   describe("what drift sets off, with no call from outside", () => {
@@ -163,12 +149,12 @@ describe("reconciliation", () => {
       const [found, neighbour] = [...likes.keys()].sort((a, b) => indexDraw(a) - indexDraw(b) || (a < b ? -1 : 1)) as [string, string];
       await corrupt(found, 7, 0);
       await corrupt(neighbour, 0, 9);
-      // This run checks one item, `found`: no recent items, a share of one, the walk's cursor just before it.
-      await env.DB.prepare(
-        `INSERT INTO reconciliation_sweep (id, cursor, cursor_item, pass_started_at, last_pass_started_at) VALUES (1, ?1, '', ?2, NULL)
-         ON CONFLICT (id) DO UPDATE SET cursor = ?1, cursor_item = ''`,
-      ).bind(indexDraw(found), DAYS_LATER).run();
-      const summary = await reconcile(({ ...env, RECONCILE_RECENT_ITEMS: "0", RECONCILE_SWEEP_ITEMS: "1" } as Env), DAYS_LATER);
+      // This run checks one item, `found`: the only one changed within its window, days later.
+      for (const [item, at] of [[found, DAYS_LATER], [neighbour, 0]] as const) {
+        const [type, id] = splitItem(item);
+        await countDatabaseFor(env, item).prepare("UPDATE item_counts SET updated_at = ? WHERE item_type = ? AND item_id = ?").bind(at, type, id).run();
+      }
+      const summary = await reconcile(env, DAYS_LATER);
       expect(summary).toMatchObject({ itemsChecked: 1, itemsRepaired: 1 });
       // The neighbour is repaired by the drift slice the run queued, through the queue's consumer alone.
       await converged(neighbour);

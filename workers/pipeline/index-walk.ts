@@ -1,3 +1,5 @@
+import { DRAW_RANGE } from "../../shared/item-index";
+import type { RangeBounds } from "../../shared/passes";
 import { countDatabases } from "../stores/count-databases";
 import { d1 } from "../stores/d1";
 
@@ -11,7 +13,8 @@ export type IndexEntry = { draw: number; key: string };
  * The next `limit` entries after `after` in (draw, key) order, over every
  * count database: one query per database, merged. Ordering by the pair, not
  * the draw alone, visits every key when several share a draw (with billions
- * of items, many do). `done` when no entry is left after the page.
+ * of items, many do). `done` when no entry is left after the page. Within
+ * `range`, one database's rows below its `hi` alone: one query.
  */
 export async function indexPage(
   env: Env,
@@ -19,15 +22,17 @@ export async function indexPage(
   after: IndexEntry | null,
   limit: number,
   caller: string,
+  range?: RangeBounds,
 ): Promise<{ entries: IndexEntry[]; done: boolean }> {
   const column = INDEXES[index];
   const from = after ?? { draw: -1, key: "" };
+  const databases = countDatabases(env);
   const perDatabase = await Promise.all(
-    countDatabases(env).map((db) =>
+    (range ? [databases[range.db]!] : databases).map((db) =>
       d1(env, db, caller).all<{ draw: number; key: string }>(
         db
-          .prepare(`SELECT draw, ${column} AS key FROM ${index} WHERE (draw, ${column}) > (?, ?) ORDER BY draw, ${column} LIMIT ?`)
-          .bind(from.draw, from.key, limit),
+          .prepare(`SELECT draw, ${column} AS key FROM ${index} WHERE (draw, ${column}) > (?, ?) AND draw < ? ORDER BY draw, ${column} LIMIT ?`)
+          .bind(from.draw, from.key, range?.hi ?? DRAW_RANGE, limit),
       ),
     ),
   );

@@ -1,4 +1,5 @@
 import { DRAW_RANGE } from "../../shared/item-index";
+import type { RangeBounds } from "../../shared/passes";
 import { MAX_REBUILD_EDGES, type RebuildCursor, type RebuildResponse, type RebuildTarget, encodeCursor } from "../../shared/rebuild";
 import { countDatabases } from "../stores/count-databases";
 import type { CentralStore } from "../stores/central-store";
@@ -16,7 +17,8 @@ type Next = RebuildCursor | null;
  * newest version), so a step repeated, or run beside live traffic, is safe,
  * and a rebuild killed anywhere resumes from its last cursor.
  * `central` is null when the central store is off (a `central` rebuild is then
- * refused by the route).
+ * refused by the route). Within `range`, a pass's range (./pass-work.ts):
+ * its items, then (central) its users.
  */
 export async function rebuildStep(
   env: Env,
@@ -24,16 +26,17 @@ export async function rebuildStep(
   cursor: RebuildCursor | null,
   limit: number,
   central: CentralStore | null,
+  range?: RangeBounds,
 ): Promise<RebuildResponse> {
   const tally = emptyTally();
-  const start = cursor ?? (target === "index" ? { phase: "counted", db: 0, key: "" } : { phase: "items", draw: -1, key: "" });
+  const start = cursor ?? (target === "index" ? { phase: "counted", db: 0, key: "" } : { phase: "items", ...walkStart(range) });
   let next: Next;
   switch (start.phase) {
     case "items":
-      next = await itemsStep(env, target, start, limit, central, tally);
+      next = await itemsStep(env, target, start, limit, central, tally, range);
       break;
     case "users":
-      next = await usersStep(env, central!, start, limit, tally);
+      next = await usersStep(env, central!, start, limit, tally, range);
       break;
     case "counted":
       next = await backfillItemIndex(env, start.db, start.key, limit, central, tally);
@@ -52,8 +55,9 @@ async function itemsStep(
   limit: number,
   central: CentralStore | null,
   tally: Tally,
+  range?: RangeBounds,
 ): Promise<Next> {
-  const page = await indexPage(env, "item_index", cursor, limit, REBUILD_CALLER);
+  const page = await indexPage(env, "item_index", cursor, limit, REBUILD_CALLER, range);
   await rebuildItemCounts(
     env,
     page.entries.map(({ key }) => key),
@@ -63,11 +67,21 @@ async function itemsStep(
   const last = page.entries.at(-1);
   if (!page.done && last) return { phase: "items", ...last };
   // The central store's edge tables follow its counts.
-  return target === "central" ? { phase: "users", draw: -1, key: "" } : null;
+  return target === "central" ? { phase: "users", ...walkStart(range) } : null;
 }
 
+/** Where a walk over an index starts: before its first key, or before the first of the range. */
+const walkStart = (range?: RangeBounds) => ({ draw: range ? range.lo : -1, key: "" });
+
 /** The next users' edges, at most MAX_REBUILD_EDGES of them in one step (a user with more is finished over several). */
-async function usersStep(env: Env, central: CentralStore, cursor: Extract<RebuildCursor, { phase: "users" }>, limit: number, tally: Tally): Promise<Next> {
+async function usersStep(
+  env: Env,
+  central: CentralStore,
+  cursor: Extract<RebuildCursor, { phase: "users" }>,
+  limit: number,
+  tally: Tally,
+  range?: RangeBounds,
+): Promise<Next> {
   let budget = MAX_REBUILD_EDGES;
   let at: { draw: number; key: string } = { draw: cursor.draw, key: cursor.key };
   if (cursor.edge !== undefined) {
@@ -77,7 +91,7 @@ async function usersStep(env: Env, central: CentralStore, cursor: Extract<Rebuil
     tally.checked++;
     budget -= spent;
   }
-  const page = await indexPage(env, "user_index", at, limit, REBUILD_CALLER);
+  const page = await indexPage(env, "user_index", at, limit, REBUILD_CALLER, range);
   for (const entry of page.entries) {
     if (budget <= 0) return { phase: "users", ...at };
     const { stoppedAt, spent } = await rebuildUserEdges(env, central, entry.key, undefined, budget, tally);

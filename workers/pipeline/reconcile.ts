@@ -5,9 +5,8 @@ import { withRetries } from "../../shared/retries";
 import { d1 } from "../stores/d1";
 import { itemCounter } from "../lib/objects";
 import { centralStore } from "../stores/central-tables";
-import { readStoredSnapshot, recentItems } from "../stores/item-counts";
+import { readD1Rows, recentItems } from "../stores/item-counts";
 import { settleAll } from "../../shared/settle";
-import { nextSweepShare } from "./sweep";
 import { followUpDrift } from "./reconcile-follow-ups";
 
 /** Items whose D1 counts changed within this window are checked. */
@@ -57,19 +56,30 @@ export function outcomeOf(check: ItemCheck): CheckOutcome {
  * Compares each item's D1 and central-store counts with its object, and asks
  * every drifted item's object for a fresh snapshot (a new sequence number, so
  * the stores take it over the wrong value). One result per item, in order; a
- * check that failed is a rejected one. The cron's run and the hot items'
- * rechecks (./recheck.ts) both check through here; `caller` labels their object calls.
+ * check that failed is a rejected one. The cron's run, the passes, the slices
+ * and the hot items' rechecks (./recheck.ts) all check through here; `caller`
+ * labels their object calls. The stores are read first, for all the items at
+ * once (one D1 query per count database they fall in, one central-store
+ * BatchGetItem per 100 items): a row read before its object can only be as
+ * new as the object, never ahead of it.
  */
 export async function checkItems(env: Env, items: readonly string[], caller: string): Promise<PromiseSettledResult<ItemCheck>[]> {
   const central = await centralStore(env).catch((error: unknown) => {
     log("error", "reconcile_central_unavailable", { error: String(error) });
     return null;
   });
+  const stored = await readD1Rows(env, items, "reconcile", config(env).D1_TIMEOUT_MS);
+  const unreadable = new Set(stored.failed);
+  // A central store that cannot be read fails each item's check, as D1 does.
+  const inCentralStore = central && items.length > 0 ? await central.readManyCounts(items).catch((error: unknown) => new Error(String(error))) : null;
   return await settleAll(items, CONCURRENCY, async (item) => {
+    if (unreadable.has(item)) throw new Error(`the count database of ${item} cannot be read`);
     const stub = itemCounter(env, item, caller);
     const object = await withRetries(() => stub.emissionState());
-    const d1 = compare(object, await readStoredSnapshot(env, item));
-    const inCentral = central ? compare(object, await central.readCounts(item)) : ({ kind: "ok" } as Verdict);
+    const row = stored.found.get(item);
+    const d1 = compare(object, row ? { seq: row.seq, counts: row.counts } : null);
+    if (inCentralStore instanceof Error) throw inCentralStore;
+    const inCentral = inCentralStore ? compare(object, inCentralStore.get(item) ?? null) : ({ kind: "ok" } as Verdict);
     const drifted = [d1, inCentral].filter((v): v is Drift => v.kind === "drift");
     if (drifted.length > 0) await withRetries(() => stub.resnapshot());
     return { d1, central: inCentral, drifted };
@@ -85,25 +95,20 @@ export type RunSummary = {
   maxDifference: number;
   /** The largest |count - truth| / truth among the drifted items. */
   maxRelativeDrift: number;
-  /** Every item ever counted has been checked since this time. */
-  oldestCheckAt: number;
 };
 
 /**
- * Compares items in every D1 count database and the central store with their
- * objects: those updated recently, and the next share of the walk over the
- * index of every item ever counted (so an item quiet for years, or whose
- * count row was lost, is still reached), and repairs the drifted ones
- * (`checkItems`), then queues a recheck of each and a sample of the items
- * around it (`followUpDrift`). Safe to run twice at once: a repair is only an extra
+ * Compares the items updated recently in every D1 count database and the
+ * central store with their objects, repairs the drifted ones (`checkItems`),
+ * then queues a recheck of each and a sample of the items around it
+ * (`followUpDrift`). Items quiet for years, or whose count row was lost, are
+ * reached by the pass over every item (./pass-tick.ts). Safe to run twice at once: a repair is only an extra
  * snapshot, which the stores apply idempotently. Each run is recorded in
  * `reconciliation_runs` (in `DB`).
  */
 export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary> {
   const settings = config(env);
-  const recent = await recentItems(env, now - WINDOW_MS, settings.RECONCILE_RECENT_ITEMS);
-  const sweep = await nextSweepShare(env, settings.RECONCILE_SWEEP_ITEMS, now);
-  const items = [...new Set([...recent, ...sweep.items])];
+  const items = await recentItems(env, now - WINDOW_MS, settings.RECONCILE_RECENT_ITEMS);
   const summary: RunSummary = {
     itemsChecked: 0,
     itemsRepaired: 0,
@@ -112,7 +117,6 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     centralDrift: 0,
     maxDifference: 0,
     maxRelativeDrift: 0,
-    oldestCheckAt: sweep.oldestCheckAt,
   };
 
   const drifted: string[] = [];

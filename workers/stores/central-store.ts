@@ -247,6 +247,33 @@ export class CentralStore {
     return { rows, unprocessed };
   }
 
+  /**
+   * Many items' counts, consistent reads, in one BatchGetItem per 100 keys
+   * (keys the store leaves for another request are asked again): what a
+   * check of many items reads instead of a GetItem each. An item never
+   * counted maps to null.
+   */
+  async readManyCounts(items: readonly string[]): Promise<Map<string, { seq: number; counts: Counts } | null>> {
+    type Answer = { Responses?: Record<string, Record<string, AttributeValue>[]>; UnprocessedKeys?: Record<string, { Keys?: { item?: { S?: string } }[] }> };
+    const found = new Map<string, { seq: number; counts: Counts } | null>(items.map((item) => [item, null]));
+    let left = [...items];
+    while (left.length > 0) {
+      const asked = left.slice(0, 100);
+      const answer = await withRetries(() =>
+        this.#db.call<Answer>("BatchGetItem", {
+          RequestItems: { [this.counters]: { Keys: asked.map((item) => ({ item: { S: item } })), ConsistentRead: true } },
+        }),
+      );
+      for (const raw of answer.Responses?.[this.counters] ?? []) {
+        const counts = centralRow(raw).counts;
+        if (raw.item?.S && counts) found.set(raw.item.S, { seq: counts.seq, counts: counts.counts });
+      }
+      const unprocessed = (answer.UnprocessedKeys?.[this.counters]?.Keys ?? []).flatMap(({ item }) => (item?.S ? [item.S] : []));
+      left = [...unprocessed, ...left.slice(asked.length)];
+    }
+    return found;
+  }
+
   async readCounts(item: string): Promise<{ seq: number; counts: Counts } | null> {
     const { Item } = await withRetries(() =>
       this.#db.call<{ Item?: Record<string, { N?: string }> }>("GetItem", {

@@ -84,6 +84,18 @@ export async function readCountRows(env: Env, items: readonly string[], caller: 
 }
 
 /**
+ * The stored counts of many items from D1 alone, one query per count
+ * database they fall in (reconciliation compares D1 itself, so no read may
+ * be answered by the central store instead).
+ */
+export async function readD1Rows(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
+  const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
+  const trips: Trips = { d1: 0, central: 0 };
+  await Promise.all([...byCountDatabase(env, items, (item) => item)].map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, trips)));
+  return read;
+}
+
+/**
  * The newest D1 bookmark this isolate has seen per database. A feed's query
  * runs in a session (the Sessions API) that starts from it: any read replica
  * may answer, but never one older than what this isolate already served, so
@@ -180,9 +192,9 @@ export async function writeSnapshots(
   return results.reduce((sum, result) => sum + (result.meta.changes ?? 0), 0);
 }
 
-/** The item's stored snapshot, from the database that holds it (for reconciliation and the tests). */
+/** The item's stored snapshot, from the database that holds it (for the tests). */
 export async function readStoredSnapshot(env: Env, item: string): Promise<{ seq: number; counts: Counts } | null> {
-  const { found, failed } = await readCountRows(env, [item], "reconcile", 30_000);
+  const { found, failed } = await readD1Rows(env, [item], "reconcile", 30_000);
   if (failed.length > 0) throw new Error(`the count database of ${item} cannot be read`);
   const stored = found.get(item);
   return stored ? { seq: stored.seq, counts: stored.counts } : null;

@@ -1,0 +1,77 @@
+import { scheduleFlush } from "../../metrics/flush";
+import { metrics } from "../../metrics/recorder";
+import { EMISSION_VERSION } from "../../shared/emissions";
+import { log } from "../../shared/log";
+import type { PassStep } from "../../shared/passes";
+import { commitStep, finishIfDone, readRange, type Pass, type RangeRow } from "./pass-state";
+import { paceSeconds } from "./pass-pace";
+import { stepWork } from "./pass-work";
+import type { RequestMessage } from "./requests";
+
+/**
+ * The consumer's side of a pass: runs each message's step (the steps of one
+ * batch side by side, one per range), commits it, and sends the range's next
+ * step, or hands over to the range `concurrency` after it once this one is
+ * done. A step that fails commits nothing and its message is retried.
+ */
+export async function answerPassSteps(env: Env, queue: string, steps: readonly RequestMessage<PassStep>[], ctx?: ExecutionContext): Promise<void> {
+  const ran = await Promise.all(
+    steps.map(async ({ message, request }) => {
+      try {
+        await runStep(env, request);
+        message.ack();
+        return true;
+      } catch (error) {
+        log("error", "pass_step_failed", { pass: request.pass, range: request.range, step: request.step, error: String(error) });
+        message.retry();
+        return false;
+      }
+    }),
+  );
+  const retried = ran.filter((ok) => !ok).length;
+  metrics.count("queue_messages_total", { queue, event: "consumed" }, steps.length - retried);
+  metrics.count("queue_messages_total", { queue, event: "retried" }, retried);
+  if (ctx) scheduleFlush(env, ctx);
+}
+
+async function runStep(env: Env, request: PassStep): Promise<void> {
+  const row = await readRange(env, request.pass, request.range);
+  if (!row) return;
+  if (row.done === 1 || request.step !== row.step) {
+    // A step committed already. Its successor was sent, unless its runner
+    // stopped between the commit and the send: the newest committed step's
+    // message sends it again (a duplicate commits nothing).
+    if (request.step === row.step - 1) await sendNext(env, row.plan, row, 0);
+    return;
+  }
+  const started = Date.now();
+  const work = await stepWork(env, row.plan, row);
+  const now = Date.now();
+  if (!(await commitStep(env, row, work, now))) return;
+  metrics.count("pass_items_total", { pass: row.plan.kind, range: String(row.range_no) }, work.visited);
+  const after: RangeRow = { ...row, cursor: work.cursor, step: row.step + 1, done: work.done ? 1 : 0 };
+  if (work.done) {
+    const ranges = await finishIfDone(env, row.pass, now);
+    metrics.gauge("pass_ranges_done", { pass: row.plan.kind }, ranges.done);
+    metrics.gauge("pass_ranges", { pass: row.plan.kind }, ranges.total);
+    if (ranges.done === ranges.total) log("info", "pass_finished", { pass: row.pass, seconds: (now - row.plan.started_at) / 1_000 });
+  }
+  await sendNext(env, row.plan, after, paceSeconds(env, row.plan, work, (now - started) / 1_000));
+}
+
+/** The message that carries a range on: its next step, or the first of the range it hands over to. */
+export async function sendNext(env: Env, plan: Pass, row: RangeRow, delaySeconds: number): Promise<void> {
+  const next = row.done === 1 ? row.range_no + plan.concurrency : row.range_no;
+  if (next >= plan.ranges) return;
+  await sendStep(env, { v: EMISSION_VERSION, kind: "pass_step", pass: plan.id, range: next, step: row.done === 1 ? 0 : row.step }, delaySeconds);
+}
+
+/**
+ * A delay under a second is waited here (the queue's delays are whole
+ * seconds); a longer one is the queue's, so no invocation waits long.
+ */
+export async function sendStep(env: Env, step: PassStep, delaySeconds: number): Promise<void> {
+  if (delaySeconds > 0 && delaySeconds < 1) await new Promise((resolve) => setTimeout(resolve, delaySeconds * 1_000));
+  await env.EVENTS.send(step, { contentType: "json", ...(delaySeconds >= 1 ? { delaySeconds: Math.round(delaySeconds) } : {}) });
+  metrics.count("queue_messages_total", { queue: "plaudit-events", event: "sent" });
+}
