@@ -33,8 +33,8 @@ export const MAX_IN_FLIGHT = 1_000;
 const ACK_PERSIST_MS = 2_000;
 
 /**
- * Edges waiting for acknowledgement, at most: the outbox is one row, which
- * SQLite caps at 2 MB. Past it the owner's commit fails and its writers
+ * Edges waiting for acknowledgement, at most: the outbox is a column of the
+ * state row, which SQLite caps at 2 MB. Past it the owner's commit fails and its writers
  * retry (their own outboxes keep the changes, I3) until acknowledgements make
  * room: only a long outage of the aggregator on a busy object comes near.
  */
