@@ -294,18 +294,33 @@ export function limitsCrossed(result: ShapeResult, w: Workload, p: Prices): Limi
 }
 
 /**
- * A tier's shape: its like rate as peak, unlikes and reads in the workload's
+ * A tier's shape at a share of its peak (1: the peak; the workload's
+ * average-to-peak ratio by default): reads and unlikes in the workload's
  * average proportions, and a data set in proportion to its like rate (the
  * customer's data set belongs to their 500,000/s peak).
  */
-export function tierShape(tier: Tier, w: Workload): Shape {
+export function tierShape(tier: Tier, w: Workload, share = w.assumptions.tierAverageToPeak.value): Shape {
   const base = w.shapes[0]!;
-  const average = tier.likesPerSecond * w.assumptions.tierAverageToPeak.value;
+  const likes = tier.likesPerSecond * share;
   return {
     dataScale: tier.likesPerSecond / w.dataSetPeakLikesPerSecond,
     name: `${tier.likesPerSecond.toLocaleString("en-US")}/s tier`,
-    likesPerSecond: average,
-    unlikesPerSecond: (average * base.unlikesPerSecond) / base.likesPerSecond,
-    countReadsPerSecond: (average * base.countReadsPerSecond) / base.likesPerSecond,
+    likesPerSecond: likes,
+    unlikesPerSecond: (likes * base.unlikesPerSecond) / base.likesPerSecond,
+    countReadsPerSecond: (likes * base.countReadsPerSecond) / base.likesPerSecond,
   };
+}
+
+/**
+ * A tier sized for its peak and billed on its average: K, Q and the ScyllaDB
+ * cores are the peak's, the usage-billed lines the average's. `peak` is the
+ * tier at its peak (its first limit is the peak's).
+ */
+export function evaluateTier(tier: Tier, w: Workload, m: Measured, p: Prices): { result: ShapeResult; peak: ShapeResult } {
+  const peak = evaluate(tierShape(tier, w, 1), w, m, p);
+  const shape = tierShape(tier, w);
+  const reads = shapeReadPath(shape, w, peak.needs.d1Databases);
+  const r = rates(shape, w, m, reads);
+  const costs = monthlyCosts(r, peak.needs, w, p, shape);
+  return { peak, result: { shape, reads, rates: r, needs: peak.needs, costs, totalUsd: costs.reduce((sum, c) => sum + c.monthlyUsd, 0) } };
 }

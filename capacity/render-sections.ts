@@ -170,6 +170,7 @@ published Durable Objects figure (99.9 % assumed) it is ${uptime(rows[0]!.e.like
 }
 
 export function passSection(tiers: TierResult[], w: Workload, p: Prices, f: PassInputs, l: LatencyInputs): string {
+  const largest = tiers.at(-1)!.result;
   const rows = tiers.flatMap(({ tier, result }) =>
     passes(result, w, p, f, l).map((pass) => [
       int(tier.likesPerSecond),
@@ -199,6 +200,11 @@ consumer's region). Objects are no bound: every item has its own.
 
 ${table(["tier (likes/s at peak)", "pass", "size", "time", "cost", "central-store requests", "bound by"], rows)}
 
-A D1 rebuild at K > 2 reads the stored rows it compares with through the feed
-path, which past two databases asks the central store (counted so above).`;
+Every pass that walks the item index walks it through all K databases at once
+(workers/pipeline/index-walk.ts: one query and up to a page of rows from each
+database per page), so its D1 queries and rows read per item grow with K: at
+K = ${int(largest.needs.d1Databases)} a reconciliation reads ${int(2 + largest.needs.d1Databases)} D1 rows per item it checks, most of
+its cost. A walk split by database would read one index row per item. A D1
+rebuild at K > 2 reads the stored rows it compares with through the feed path,
+which past two databases asks the central store (counted so above).`;
 }

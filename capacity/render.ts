@@ -1,7 +1,7 @@
 // docs/capacity.md, computed: every figure comes from the inputs; only the
 // sentences around the tables are written here.
 import type { LatencyInputs } from "./latency";
-import { evaluate, HEADROOM, limitsCrossed, storageGb, tierShape, type Measured, type Prices, type ShapeResult, type Workload } from "./model";
+import { evaluate, evaluateTier, HEADROOM, limitsCrossed, storageGb, type Measured, type Prices, type ShapeResult, type Workload } from "./model";
 import type { PassInputs } from "./passes";
 import { latencySection, passSection, readSection, table } from "./render-sections";
 
@@ -17,7 +17,7 @@ function largest(result: ShapeResult): { component: string; monthlyUsd: number; 
 export function renderCapacity(w: Workload, m: Measured, p: Prices, l: LatencyInputs, f: PassInputs): string {
   const shapes = w.shapes.map((shape) => evaluate(shape, w, m, p));
   const [average, peak] = shapes as [ShapeResult, ShapeResult];
-  const tiers = w.tiers.map((tier) => ({ tier, result: evaluate(tierShape(tier, w), w, m, p) }));
+  const tiers = w.tiers.map((tier) => ({ tier, ...evaluateTier(tier, w, m, p) }));
   const storage = storageGb(w);
   const top = largest(average);
   const rowsPerWrite = m.perWrite.rowsWritten + m.perWrite.alarmsSet;
@@ -130,8 +130,8 @@ peak over the customer's ${int(w.dataSetPeakLikesPerSecond)}/s.
 
 ${table(
   ["tier (likes/s at peak)", "their servers", "their cost/month", "plaudit cost/month", "Q", "K", "Scylla cores", "first limit hit (load / limit)"],
-  tiers.map(({ tier, result }) => {
-    const first = limitsCrossed(result, w, p)[0]!;
+  tiers.map(({ tier, result, peak }) => {
+    const first = limitsCrossed(peak, w, p)[0]!;
     return [
       int(tier.likesPerSecond),
       tier.servers,

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../shared/config";
 import { pathEstimate, type LatencyInputs } from "../../capacity/latency";
-import { cacheLifetimesS, evaluate, limitsCrossed, tierShape, type Measured, type Prices, type Workload } from "../../capacity/model";
+import { cacheLifetimesS, evaluate, evaluateTier, limitsCrossed, tierShape, type Measured, type Prices, type Workload } from "../../capacity/model";
 import { measuredFromReports } from "../../capacity/measured";
 import { passes, perUnit, priceOf, type PassInputs } from "../../capacity/passes";
 import { databasesSpanned, MAX_STORE_ROUND_TRIPS, readPath, sumTo, ttlHitRate, zipfExponentFor } from "../../capacity/reads";
@@ -134,7 +134,7 @@ describe("queries per feed, from the layout and the caches", () => {
 
 describe("latency, availability and background passes", () => {
   it("composes a like and a feed from the stated parts, and availability along each path", () => {
-    const result = evaluate(tierShape(workload.tiers[0]!, workload), workload, measured, prices);
+    const { result } = evaluateTier(workload.tiers[0]!, workload, measured, prices);
     const e = pathEstimate(result, workload, latency);
     const ms = latency.latencyMs;
     expect(e.likeNearMs).toBe(workload.assumptions.workerCpuMsPerRequest.value + ms.nearRegion.value + ms.objectCommit.value);
@@ -149,7 +149,10 @@ describe("latency, availability and background passes", () => {
 
   it("prices and times every pass from its counted costs per item", () => {
     for (const tier of workload.tiers) {
-      const result = evaluate(tierShape(tier, workload), workload, measured, prices);
+      const { result, peak } = evaluateTier(tier, workload, measured, prices);
+      // Sized for the peak, billed on the average.
+      expect(result.needs).toEqual(peak.needs);
+      expect(result.rates.writes).toBeCloseTo(peak.rates.writes * workload.assumptions.tierAverageToPeak.value, 6);
       const k = result.needs.d1Databases;
       const items = workload.likedItems * (result.shape.dataScale ?? 1);
       for (const pass of passes(result, workload, prices, passInputs, latency)) {
