@@ -262,12 +262,20 @@ export function monthlyCosts(r: Rates, n: Needs, w: Workload, p: Prices, shape: 
  * central store), so K grows from 1 until the load it carries fits it.
  */
 export function evaluate(shape: Shape, w: Workload, m: Measured, p: Prices): ShapeResult {
+  const tried = new Set<number>();
   let k = 1;
   for (;;) {
+    tried.add(k);
     const reads = shapeReadPath(shape, w, k);
     const r = rates(shape, w, m, reads);
     const n = needs(r, w, m, p, shape);
     if (n.d1Databases <= k) {
+      // A jump past two databases may overshoot: the fewest that still carry the load.
+      const fewest = Math.max(3, n.d1Databases);
+      if (k > fewest && !tried.has(fewest)) {
+        k = fewest;
+        continue;
+      }
       const costs = monthlyCosts(r, { ...n, d1Databases: k }, w, p, shape);
       return { shape, reads, rates: r, needs: { ...n, d1Databases: k }, costs, totalUsd: costs.reduce((sum, c) => sum + c.monthlyUsd, 0) };
     }

@@ -50,7 +50,11 @@ ${Math.round(HEADROOM * 100)} % of its limit.`);
   and edges kept only on the user side for items that never need a likers list.`
       : `See the per-component table below for what it is made of.`
   }
-- **The first limit each tier hits** is in the tier table below, with how far past it the tier goes.`);
+- **The first limit each tier hits** is in the tier table below, with how far past it the tier goes.
+- **A feed costs one store read whatever K is**: at the average load ${average.reads.storeReadsPerFeed.toFixed(2)} store reads per feed
+  (the caches miss ${Math.round(average.reads.itemMissRate * 100)} % of a feed's items), ${average.reads.d1QueriesPerFeed < 0.005 ? "0" : average.reads.d1QueriesPerFeed.toFixed(2)} D1 queries and
+  ${average.reads.centralRequestsPerFeed.toFixed(2)} central-store batch reads of ${Math.round(average.reads.missesPerStoreRead)} keys at K = ${int(average.needs.d1Databases)}; latency, availability
+  and the background passes' time and cost per tier follow the tier table.`);
 
   out.push(`## What one operation costs (measured)
 

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../shared/config";
 import { pathEstimate, type LatencyInputs } from "../../capacity/latency";
-import { cacheLifetimesS, evaluate, evaluateTier, limitsCrossed, tierShape, type Measured, type Prices, type Workload } from "../../capacity/model";
+import { cacheLifetimesS, evaluate, evaluateTier, limitsCrossed, needs, rates, shapeReadPath, tierShape, type Measured, type Prices, type Workload } from "../../capacity/model";
 import { measuredFromReports } from "../../capacity/measured";
 import { passes, perUnit, priceOf, type PassInputs } from "../../capacity/passes";
 import { databasesSpanned, MAX_STORE_ROUND_TRIPS, readPath, sumTo, ttlHitRate, zipfExponentFor } from "../../capacity/reads";
@@ -127,6 +127,11 @@ describe("queries per feed, from the layout and the caches", () => {
       const k = result.needs.d1Databases;
       expect(result.rates.d1Queries / k).toBeLessThanOrEqual(prices.d1.queriesPerSecondPerDatabase.value * 0.8);
       if (k > 2) expect(result.reads.d1QueriesPerFeed).toBeLessThan(1e-3);
+      // The fewest databases that carry the load: one fewer would not.
+      if (k > 3) {
+        const below = needs(rates(shape, workload, measured, shapeReadPath(shape, workload, k - 1)), workload, measured, prices, shape);
+        expect(below.d1Databases).toBeGreaterThan(k - 1);
+      }
       expect(result.rates.storeReads).toBeCloseTo(result.rates.feeds * result.reads.storeReadsPerFeed, 6);
     }
   });
