@@ -201,7 +201,7 @@ consumer's region). Objects are no bound: every item has its own.
 ${table(["tier (likes/s at peak)", "pass", "size", "time", "cost", "central-store requests", "bound by"], rows)}
 
 Every pass that walks the item index walks it through all K databases at once
-(workers/pipeline/index-walk.ts: one query and up to a page of rows from each
+(workers/stores/index-walk.ts: one query and up to a page of rows from each
 database per page), so its D1 queries and rows read per item grow with K: at
 K = ${int(largest.needs.d1Databases)} a reconciliation reads ${int(2 + largest.needs.d1Databases)} D1 rows per item it checks, most of
 its cost. A walk split by database would read one index row per item. A D1
