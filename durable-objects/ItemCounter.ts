@@ -62,8 +62,6 @@ type Work = { apply: readonly EdgeChange[] } | { report: { index: number; report
  * times a second whatever its write rate.
  */
 export class ItemCounter extends DurableObject<Env> {
-  /** Test hooks: the next N apply batches or reads throw, as a failing item side would; reports hang while `hangReports` is set. */
-  readonly faults = { applyFailures: 0, readFailures: 0, hangReports: false };
   /** Calls this object has served since it started, for tests and metrics. */
   readonly stats = { reads: 0, applies: 0, refused: 0, reports: 0, eventBatches: 0, commits: 0 };
 
@@ -160,7 +158,6 @@ export class ItemCounter extends DurableObject<Env> {
   /** A child's report of its absolute counts; answered, after the commit that stores it, with the placement. */
   async report(index: number, report: ChildReport): Promise<Placement> {
     this.stats.reports++;
-    while (this.faults.hangReports) await new Promise((resolve) => setTimeout(resolve, 20));
     return (await this.#work.submit({ report: { index, report } })) as Placement;
   }
 
@@ -213,10 +210,6 @@ export class ItemCounter extends DurableObject<Env> {
   /** The item's counts: the head's own plus its children's last reports. Writes nothing. */
   read(): ItemSnapshot {
     this.stats.reads++;
-    if (this.faults.readFailures > 0) {
-      this.faults.readFailures--;
-      throw new Error("injected read failure");
-    }
     return { counts: this.#total(), asOf: Date.now() };
   }
 
@@ -270,10 +263,6 @@ export class ItemCounter extends DurableObject<Env> {
    * stay pending.
    */
   #commitWork(batch: readonly Work[]): (ApplyResult | Placement)[] {
-    if (this.faults.applyFailures > 0 && batch.some((w) => "apply" in w)) {
-      this.faults.applyFailures--;
-      throw new Error("injected apply failure");
-    }
     const now = Date.now();
     const sql = this.#storage.sql;
     const reports = this.#children.newer(batch.flatMap((w) => ("report" in w ? [[w.report.index, w.report.report] as const] : [])));

@@ -43,8 +43,6 @@ type Work = { changes: readonly EdgeChange[]; adopted: boolean };
  */
 export class ItemShard extends DurableObject<Env> {
   readonly stats = { applies: 0, commits: 0, reports: 0, failedReports: 0 };
-  /** Test hook: adoptions hang while set, as a child that stopped answering would. */
-  readonly faults = { hangAdopts: false };
 
   readonly #storage: MeteredStorage;
   /** Counts, report sequences and the emission outbox: one row, written once per commit. */
@@ -106,7 +104,6 @@ export class ItemShard extends DurableObject<Env> {
    */
   async adopt(item: string, index: number, edges: readonly EdgeChange[]): Promise<ChildReport> {
     this.#identity ??= { item, index };
-    while (this.faults.hangAdopts) await new Promise((resolve) => setTimeout(resolve, 20));
     await this.#applies.submit({ changes: edges, adopted: true });
     const { likes, saves, seq, writes } = this.#state;
     return { likes, saves, seq, writes };

@@ -2,7 +2,7 @@ import { config } from "../../shared/config";
 import { log } from "../../shared/log";
 import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
-import { d1 } from "../stores/d1";
+import { recordRun } from "../stores/reconciliation";
 import { itemCounter } from "../lib/objects";
 import { centralStore } from "../stores/central-tables";
 import { readStoredSnapshot, recentItems } from "../stores/item-counts";
@@ -137,13 +137,7 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     }
   }
 
-  await d1(env, env.DB, "reconcile").run(
-    env.DB.prepare(
-      `INSERT INTO reconciliation_runs
-         (started_at, finished_at, items_checked, items_repaired, items_lagging, d1_drift, central_drift, max_difference)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).bind(now, Date.now(), summary.itemsChecked, summary.itemsRepaired, summary.itemsLagging, summary.d1Drift, summary.centralDrift, summary.maxDifference),
-  );
+  await recordRun(env, { ...summary, startedAt: now, finishedAt: Date.now() });
   log("info", "reconciliation", { ...summary });
   await followUpDrift(env, drifted).catch((error: unknown) => log("error", "reconcile_follow_up_failed", { error: String(error) }));
   return summary;
