@@ -65,6 +65,15 @@ export function viralRow(r: ModeResult): FigureCell[] {
   return [r.mode, splitWhen(split), before, total - before, r.liked, r.simulated.peakLoad, r.simulated.peakDelaySeconds, r.exact ? "exact" : "WRONG"];
 }
 
+/** The second figure of a viral run (`--figure NAME` writes it as NAME-steps): like p50 / p99 per step, as printed. */
+export function viralStepsFigure(results: readonly ModeResult[]): { columns: FigureColumn[]; rows: FigureCell[][] } {
+  const likers = results[0]?.stepResults.map((st) => st.likers) ?? [];
+  return {
+    columns: [{ name: "run (likers →; like p50 / p99 ms)", align: "left" }, ...likers.map((n): FigureColumn => ({ name: String(n), align: "right" }))],
+    rows: results.map((r) => [r.mode, ...r.stepResults.map((st) => `${Math.round(st.p50).toLocaleString("en-US")} / ${Math.round(st.p99).toLocaleString("en-US")}`)]),
+  };
+}
+
 function splitWhen(split: HeadSample | null): string {
   return !split ? "never" : split.t <= 0 ? "before the ramp" : `${(split.t / 1000).toFixed(2)} s`;
 }

@@ -16,7 +16,7 @@ import { HttpClient } from "../lib/http";
 import { idRange, ITEM_TYPE, serviceToken, toggle, userTokens } from "../lib/plaudit";
 import { simulateQueue } from "../lib/queue-sim";
 import { removeStateDir, startServer } from "../lib/server";
-import { headWritesPerSecond, printViral, VIRAL_COLUMNS, viralRow, type HeadSample, type ModeResult, type StepResult } from "../lib/viral-report";
+import { headWritesPerSecond, printViral, VIRAL_COLUMNS, viralRow, viralStepsFigure, type HeadSample, type ModeResult, type StepResult } from "../lib/viral-report";
 import { currentCommit, machineNow, saveFigure, tableFigure } from "../lib/figures";
 import { percentile } from "../lib/recorder";
 
@@ -93,6 +93,8 @@ export async function runViralBench(argv: readonly string[], outDir: string): Pr
   if (typeof values.figure === "string" && passed) {
     const run = { script: "bench", argv, commit: currentCommit(), startedAt, machine: machineNow() };
     saveFigure(tableFigure(values.figure, run, VIRAL_COLUMNS, results.map(viralRow)));
+    const steps = viralStepsFigure(results);
+    saveFigure(tableFigure(`${values.figure}-steps`, run, steps.columns, steps.rows));
   }
   return passed ? 0 : 1;
 }

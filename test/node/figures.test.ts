@@ -40,11 +40,11 @@ describe("the figure tables in docs/", () => {
     const pending = docs.flatMap(({ doc, text }) => pendingBlocks(text).map((block) => ({ doc, ...block })));
     for (const { doc, name, command } of pending) {
       expect(command, `${doc}: ${name}`).toMatch(/^npm run (bench|bench:import) -- /);
-      expect(command.split(" "), `${doc}: ${name}`).toContain(name);
-      expect(command, `${doc}: ${name}`).toContain(`--figure ${name}`);
+      // A viral run writes its step table as NAME-steps beside NAME.
+      expect(command.split(" "), `${doc}: ${name}`).toContain(name.replace(/-steps$/, ""));
+      expect(command, `${doc}: ${name}`).toMatch(new RegExp(`--figure ${name.replace(/-steps$/, "")}( |$)`));
       expect(reports.has(name), `${doc}: bench/reports/${name}.json exists: run npm run figures`).toBe(false);
     }
-    expect(new Set(pending.map((b) => b.name)).size).toBe(pending.length);
   });
 
   it("leave no committed report unused", () => {
