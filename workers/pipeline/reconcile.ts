@@ -2,7 +2,7 @@ import { config } from "../../shared/config";
 import { log } from "../../shared/log";
 import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
-import { recordRun } from "../stores/reconciliation";
+import { recordRun, type RunCounts } from "../stores/reconciliation";
 import { itemCounter } from "../lib/objects";
 import { centralStore } from "../stores/central-tables";
 import { readStoredSnapshot, recentItems } from "../stores/item-counts";
@@ -76,13 +76,7 @@ export async function checkItems(env: Env, items: readonly string[], caller: str
   });
 }
 
-export type RunSummary = {
-  itemsChecked: number;
-  itemsRepaired: number;
-  itemsLagging: number;
-  d1Drift: number;
-  centralDrift: number;
-  maxDifference: number;
+export type RunSummary = RunCounts & {
   /** The largest |count - truth| / truth among the drifted items. */
   maxRelativeDrift: number;
   /** Every item ever counted has been checked since this time. */

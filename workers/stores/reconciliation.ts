@@ -5,10 +5,8 @@ const CALLER = "reconcile";
 /** Where the reconciliation sweep's walk over the item index stands (one row, in `DB`). */
 export type SweepCursor = { cursor: number; cursor_item: string; pass_started_at: number; last_pass_started_at: number | null };
 
-/** A reconciliation run's counts, as `reconciliation_runs` keeps them. */
-export type RunRecord = {
-  startedAt: number;
-  finishedAt: number;
+/** What a reconciliation run found, as `reconciliation_runs` keeps it. */
+export type RunCounts = {
   itemsChecked: number;
   itemsRepaired: number;
   itemsLagging: number;
@@ -16,6 +14,8 @@ export type RunRecord = {
   centralDrift: number;
   maxDifference: number;
 };
+
+type RunRecord = RunCounts & { startedAt: number; finishedAt: number };
 
 /** The stored cursor; null before the first sweep. */
 export async function readSweepCursor(env: Env): Promise<SweepCursor | null> {
