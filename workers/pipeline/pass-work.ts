@@ -1,7 +1,7 @@
 import { metrics } from "../../metrics/recorder";
 import { decodeCursor, encodeCursor, type RebuildCursor } from "../../shared/rebuild";
 import { centralStore } from "../stores/central-tables";
-import { indexPage } from "./index-walk";
+import { indexPage } from "../stores/index-walk";
 import { PASS_CALLER, type Pass, type RangeRow, type StepResult } from "./pass-state";
 import { rebuildStep } from "./rebuild";
 import { checkItems, outcomeOf } from "./reconcile";
