@@ -114,14 +114,14 @@ export async function commitStep(env: Env, row: RangeRow, result: StepResult, no
   return (update?.meta.changes ?? 0) === 1;
 }
 
-/** Marks the pass finished once its last range is done; answers its ranges done and in all. */
-export async function finishIfDone(env: Env, pass: string, now: number): Promise<{ done: number; total: number }> {
-  const [, tally] = await db(env).batch([
+/** Marks the pass finished once its last range is done; answers its ranges done and in all, and whether this call finished it. */
+export async function finishIfDone(env: Env, pass: string, now: number): Promise<{ done: number; total: number; finished: boolean }> {
+  const [finish, tally] = await db(env).batch([
     env.DB.prepare(
       "UPDATE passes SET finished_at = ? WHERE id = ? AND finished_at IS NULL AND NOT EXISTS (SELECT 1 FROM pass_ranges WHERE pass = ? AND done = 0)",
     ).bind(now, pass, pass),
     env.DB.prepare("SELECT COUNT(*) AS total, COALESCE(SUM(done), 0) AS done FROM pass_ranges WHERE pass = ?").bind(pass),
   ]);
   const row = (tally?.results[0] ?? { done: 0, total: 0 }) as { done: number; total: number };
-  return { done: row.done, total: row.total };
+  return { done: row.done, total: row.total, finished: (finish?.meta.changes ?? 0) === 1 };
 }

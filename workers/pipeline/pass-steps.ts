@@ -54,7 +54,7 @@ async function runStep(env: Env, request: PassStep): Promise<void> {
     const ranges = await finishIfDone(env, row.pass, now);
     metrics.gauge("pass_ranges_done", { pass: row.plan.kind }, ranges.done);
     metrics.gauge("pass_ranges", { pass: row.plan.kind }, ranges.total);
-    if (ranges.done === ranges.total) log("info", "pass_finished", { pass: row.pass, seconds: (now - row.plan.started_at) / 1_000 });
+    if (ranges.finished) log("info", "pass_finished", { pass: row.pass, seconds: (now - row.plan.started_at) / 1_000 });
   }
   await sendNext(env, row.plan, after, paceSeconds(env, row.plan, work, (now - started) / 1_000));
 }
