@@ -4,7 +4,8 @@ import { log } from "../../shared/log";
 import { sendToQueue } from "../../durable-objects/lib/queue-send";
 import type { ForgetUserRequest } from "../../shared/removal";
 import { withRetries } from "../../shared/retries";
-import { countDatabases, userIndexDatabaseFor } from "../stores/count-databases";
+import { userIndexDatabaseFor } from "../stores/count-databases";
+import { countLayout, layoutDatabases } from "../stores/count-layout";
 import { d1 } from "../stores/d1";
 import { userLikes } from "../lib/objects";
 import type { CentralStore } from "../stores/central-store";
@@ -73,7 +74,7 @@ async function forgetUser(env: Env, user: string): Promise<boolean> {
  */
 async function forgetOwnership(env: Env, user: string, central: CentralStore | null): Promise<boolean> {
   let done = true;
-  for (const db of countDatabases(env)) {
+  for (const db of layoutDatabases(env, await countLayout(env))) {
     const rows = await d1(env, db, CALLER).all<SettingsColumns & { item_type: string; item_id: string }>(
       db.prepare("SELECT item_type, item_id, owner_id, visibility, hide_counts FROM item_settings WHERE owner_id = ? LIMIT ?").bind(user, OWNED_PER_MESSAGE),
     );
