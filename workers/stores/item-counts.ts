@@ -222,3 +222,12 @@ export async function recentItems(env: Env, since: number, limit: number): Promi
   const newest = perDatabase.flat().sort((a, b) => b.updated_at - a.updated_at);
   return [...new Set(newest.map((row) => `${row.item_type}:${row.item_id}`))].slice(0, limit);
 }
+
+/** The next `limit` items with a count row in database `db`, after `after` in key order ("" for the first page). */
+export async function countedItemsAfter(env: Env, db: D1Database, after: string, limit: number, caller: string): Promise<string[]> {
+  const [type, id] = after === "" ? ["", ""] : splitItem(after);
+  const rows = await d1(env, db, caller).all<{ item_type: string; item_id: string }>(
+    db.prepare("SELECT item_type, item_id FROM item_counts WHERE (item_type, item_id) > (?, ?) ORDER BY item_type, item_id LIMIT ?").bind(type, id, limit),
+  );
+  return rows.map((row) => `${row.item_type}:${row.item_id}`);
+}
