@@ -12,6 +12,8 @@ import { central, settled } from "../workers/pipeline-helpers";
 
 /** Items every test reads as one feed; each is liked once before the reshard and again while it runs. */
 const ITEMS = 24;
+/** A reshard under load waits out four phases of 1 s and drains twice: more than the project's 30 s on a busy machine. */
+export const RESHARD_TEST_MS = 120_000;
 /** Likes sent while the reshard runs (each by a new user, on the items in turn). */
 const WRITES = 48;
 

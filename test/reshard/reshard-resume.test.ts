@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ReshardRequest, ReshardResponse } from "../../shared/reshard";
 import { call } from "../workers/helpers";
-import { expectAgreement, feedReads, reshard, reshardCall, seedLoad, sleep, underLoad, type Load } from "./reshard-load";
+import { RESHARD_TEST_MS, expectAgreement, feedReads, reshard, reshardCall, seedLoad, sleep, underLoad, type Load } from "./reshard-load";
 
 /**
  * A runner that dies at the first step `kill` names, after the service did
@@ -40,7 +40,7 @@ describe("npm run reshard, killed midway and run again", () => {
     await expectAgreement(load, 2);
     const after = await feedReads(load);
     expect(after.overBound).toBe(before.overBound);
-  });
+  }, RESHARD_TEST_MS);
 
   it("refuses another layout while one reshard runs, and answers a finished one with nothing to do", async () => {
     const load = await seedLoad();
@@ -52,5 +52,5 @@ describe("npm run reshard, killed midway and run again", () => {
     expect(await refused.text()).toMatch(/from 2 to 4 count databases is under way/);
     expect(await reshard(load, 4)).toMatchObject({ phase: "done", from: 4 });
     await expectAgreement(load, 4);
-  });
+  }, RESHARD_TEST_MS);
 });

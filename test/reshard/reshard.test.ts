@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { config } from "../../shared/config";
 import type { ReshardResponse } from "../../shared/reshard";
-import { expectAgreement, feedReads, reshard, seedLoad, underLoad } from "./reshard-load";
+import { RESHARD_TEST_MS, expectAgreement, feedReads, reshard, seedLoad, underLoad } from "./reshard-load";
 
 describe("npm run reshard, from the default layout to four databases, under a feed and a write load", () => {
   it("never reads a counted item as zero, loses no write, keeps a feed within 2 store round trips, and leaves every store agreeing", async () => {
@@ -31,5 +31,5 @@ describe("npm run reshard, from the default layout to four databases, under a fe
 
     // Run again, it changes nothing: the layout is already the one asked for.
     expect(await reshard(load, 4)).toMatchObject({ phase: "done", steps: 1 });
-  });
+  }, RESHARD_TEST_MS);
 });
