@@ -232,7 +232,7 @@ async function run(
   // With --reference the deltas span every round of plaudit's: say so, beside the figures.
   const span = reference ? ` (over all ${opts.rounds} of plaudit's timed phases)` : "";
   if (scenario.mix.some((m) => m.op.kind === "write")) {
-    console.log(costsTable(writeCosts, idle));
+    console.log(costsTable(writeCosts, idle, true));
     if (reference) console.log(`  per-like costs over all ${opts.rounds} of plaudit's timed phases, the lag phase and the convergence`);
   }
   if (hotItem) {

@@ -49,17 +49,15 @@ if (!readDevVars(devVars).AUTH_SECRET) {
 }
 
 // Every D1 binding in wrangler.toml gets the migrations (DB and the other count databases).
-const databases = [...toml.matchAll(/^binding = "(DB(?:_\d+)?)"$/gm)].map((m) => m[1]);
-for (const database of databases) {
-  const migrate = spawnSync(
-    wrangler,
-    ["d1", "migrations", "apply", database, "--local", "--persist-to", stateDir, "--env-file", devVars],
-    { cwd: root, env: { ...env, CI: "true" }, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" },
-  );
-  if (migrate.status !== 0) {
-    process.stderr.write(migrate.stdout + migrate.stderr);
-    fail(`Applying D1 migrations to ${database} failed.`);
-  }
+const migrate = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), stateDir], {
+  cwd: root,
+  env,
+  stdio: ["ignore", "pipe", "pipe"],
+  encoding: "utf8",
+});
+if (migrate.status !== 0) {
+  process.stderr.write(migrate.stdout + migrate.stderr);
+  await fail("Applying the D1 migrations failed.");
 }
 
 /** Stops every server and whatever they started, then exits; used by signals and by a server's crash alike. */

@@ -150,7 +150,7 @@ async function startWith(nodeArgs: string[], options: ServerOptions): Promise<Lo
     port,
     secret,
     stateDir,
-    // Four migration runs and wrangler's build before the first answer: on a busy 2-core machine that outlasts a minute.
+    // The migrations and wrangler's build before the first answer: on a busy 2-core machine that can outlast a minute.
     readyTimeoutMs: options.readyTimeoutMs ?? 180_000,
   });
 }
