@@ -14,6 +14,7 @@ import { HttpClient } from "./lib/http";
 import { idRange, serviceToken } from "./lib/plaudit";
 import { removeStateDir, startServer } from "./lib/server";
 import { costsBetween, costsTable, settledMetrics } from "./lib/write-costs";
+import { currentCommit, machineNow, saveFigure, tableFigure } from "./lib/figures";
 
 const { values } = parseArgs({
   options: {
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     rate: { type: "string", default: "0" },
     parallel: { type: "string", default: "4" },
     seconds: { type: "string", default: "300" },
+    figure: { type: "string" },
   },
 });
 const [edges, userCount, itemCount] = [Number(values.edges), Number(values.users), Number(values.items)];
@@ -84,6 +86,22 @@ try {
     );
     console.log(`stores settled (metrics quiet) ${settledSeconds.toFixed(1)} s after the start: ${(report.applied / settledSeconds).toFixed(0)} edges/s end to end`);
     if (after) console.log(costsTable(costsBetween(before, after, report.applied), null).replaceAll("per like", "per imported edge"));
+    // A cut-off run is a figure too (the doc says so in its row); a run with refusals is not.
+    if (values.figure && report.refusals.length === 0) {
+      const run = { script: "bench:import", argv: process.argv.slice(2), commit: currentCommit(), startedAt: new Date(started).toISOString(), machine: machineNow() };
+      const columns = [
+        { name: "edges in the file", align: "right" },
+        { name: "imported", align: "right" },
+        { name: "applied", align: "right" },
+        { name: "import seconds", align: "right", decimals: 1 },
+        { name: "import rate, edges/s", align: "right", decimals: 1 },
+        { name: "settled, seconds after the start", align: "right", decimals: 1 },
+        { name: "end to end, edges/s", align: "right", decimals: 1 },
+        { name: "cut off by --seconds", align: "left" },
+      ] as const;
+      const row = [edges, report.read, report.applied, importSeconds, report.read / importSeconds, settledSeconds, report.applied / settledSeconds, finished ? "no" : "yes"];
+      saveFigure(tableFigure(values.figure, run, [...columns], [row]));
+    }
   }
 } finally {
   await server.stop();

@@ -16,7 +16,7 @@ import { HttpClient } from "./lib/http";
 import { LikeModel } from "./lib/model";
 import { hotItemShare, idRange, serviceToken, userTokens } from "./lib/plaudit";
 import { Recorder } from "./lib/recorder";
-import { currentCommit, runFigure, writeFigureReport } from "./lib/figures";
+import { currentCommit, machineNow, referenceFigure, runFigure, saveFigure } from "./lib/figures";
 import { summaryTable, writeReports, type Report } from "./lib/report";
 import { removeStateDir, startServer, type LocalServer } from "./lib/server";
 import { ItemPicker, seededRandom } from "./lib/zipf";
@@ -25,7 +25,7 @@ import { seedLike } from "./scenarios/index";
 import { readCosts, perRequest } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
-import { PLAUDIT, referenceContenders, referenceTable, runRounds, startReferences, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
+import { PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
 import { isScenarioRun, options, type Options } from "./options";
 import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, watchIdle } from "./lib/write-costs";
 import { workerdCpuMs } from "./lib/cpu";
@@ -232,7 +232,7 @@ async function run(
   // With --reference the deltas span every round of plaudit's: say so, beside the figures.
   const span = reference ? ` (over all ${opts.rounds} of plaudit's timed phases)` : "";
   if (scenario.mix.some((m) => m.op.kind === "write")) {
-    console.log(costsTable(writeCosts, idle));
+    console.log(costsTable(writeCosts, idle, true));
     if (reference) console.log(`  per-like costs over all ${opts.rounds} of plaudit's timed phases, the lag phase and the convergence`);
   }
   if (hotItem) {
@@ -258,9 +258,9 @@ async function run(
   const files = writeReports(report, opts.out);
   console.log(`reports: ${files.json}\n         ${files.html}`);
   if (opts.figure && passed) {
-    const machine = `${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} at the end`;
-    const figure = runFigure(opts.figure, { argv: process.argv.slice(2), commit: currentCommit(root), startedAt: report.startedAt, machine, summary });
-    console.log(`figure: ${writeFigureReport(join(root, "bench", "reports"), figure)} (npm run figures renders it into docs/)`);
+    const run = { argv: process.argv.slice(2), commit: currentCommit(root), startedAt: report.startedAt, machine: machineNow() };
+    // With --reference the figure is the comparison, round by round and its medians: the ratios are what a doc quotes.
+    saveFigure(reference ? referenceFigure(opts.figure, run, referenceRows(reference)) : runFigure(opts.figure, { ...run, summary }));
   }
   return passed ? 0 : 1;
 }

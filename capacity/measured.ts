@@ -1,9 +1,11 @@
-import type { Measured } from "./model";
+import { ConfigSchema } from "../shared/config";
+import type { FeedBench, Measured } from "./model";
 
 type Costs = Record<string, number | undefined>;
 /** The parts of `npm run bench` reports the model reads: a write run's per-like costs, a feed run's per-feed read costs. */
 type BenchReport = {
-  options?: { vars?: Record<string, string>; connections?: number; seconds?: number; hotShare?: number };
+  options?: { vars?: Record<string, string>; connections?: number; seconds?: number; hotShare?: number; items?: number; zipf?: number };
+  summary?: { perOp?: Record<string, { opsPerSecond?: number }> };
   environment?: { loadAverageAtEnd?: number[]; cpus?: string };
   costs?: { perLike?: Costs; likes?: number };
   readCosts?: Costs | null;
@@ -47,6 +49,27 @@ export function measuredFromReports(writeReport: unknown, feedReport: unknown, s
       d1Queries: pick(feed, "d1Queries", "the feed report"),
       d1RowsRead: pick(feed, "d1RowsRead", "the feed report"),
     },
-    feedCacheHitRate: null,
+    feedBench: feedBench(feedReport as BenchReport, feed),
+  };
+}
+
+/**
+ * The feed run's conditions: `npm start` runs one isolate at one location,
+ * with K = 1 and the Cache API tier off (READ_CACHE_EDGE_TTL_MS=0) unless the
+ * run's vars set them.
+ */
+function feedBench(run: BenchReport, feed: Costs | undefined): FeedBench {
+  const vars = run.options?.vars ?? {};
+  const ops = Object.values(run.summary?.perOp ?? {})[0]?.opsPerSecond;
+  const value = (x: number | undefined, name: string) => pick({ [name]: x }, name, "the feed report");
+  return {
+    items: value(run.options?.items, "items"),
+    zipf: value(run.options?.zipf, "zipf"),
+    feedsPerSecond: value(ops, "opsPerSecond"),
+    countDatabases: Number(vars.COUNT_DATABASES ?? 1),
+    memoryTtlMs: Number(vars.READ_CACHE_MEMORY_TTL_MS ?? ConfigSchema.parse({}).READ_CACHE_MEMORY_TTL_MS),
+    edgeTtlMs: Number(vars.READ_CACHE_EDGE_TTL_MS ?? 0),
+    d1QueriesPerFeed: pick(feed, "d1Queries", "the feed report"),
+    d1RowsReadPerFeed: pick(feed, "d1RowsRead", "the feed report"),
   };
 }

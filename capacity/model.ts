@@ -1,6 +1,8 @@
 // The capacity and cost model: counted per-operation costs (from a bench
 // run) times the customer's load, priced with the vendors' list prices.
 // Pure: the same inputs always give the same figures.
+import { ConfigSchema } from "../shared/config";
+import { readPath, zipfExponentFor, type ReadPath } from "./reads";
 
 export type Priced = { usd: number; source: string };
 export type Limit = { value: number; source: string };
@@ -50,8 +52,10 @@ export type Workload = {
   feedItems: number;
   shapes: Shape[];
   tiers: Tier[];
+  /** What sets the read caches' hit rate besides the lifetimes (shared/config.ts). */
+  reads: Record<"topItemShare" | "locations" | "isolateFeedsPerSecond", Assumption>;
   assumptions: Record<
-    "feedCacheHitRate" | "workerCpuMsPerRequest" | "objectHandlerMs" | "hotShareOfLikes" | "bytesPerEdge" | "bytesPerD1Item" | "tierAverageToPeak",
+    "workerCpuMsPerRequest" | "objectHandlerMs" | "hotShareOfLikes" | "bytesPerEdge" | "bytesPerD1Item" | "tierAverageToPeak",
     Assumption
   >;
 };
@@ -74,8 +78,20 @@ export type Measured = {
     centralWrites: number;
   };
   perFeedMiss: { objectCalls: number; d1Queries: number; d1RowsRead: number };
-  /** The share of feeds the bench served with no D1 query (one isolate: an upper bound). */
-  feedCacheHitRate: number | null;
+  /** The feed run's conditions and counted figures, against which the read model is checked. */
+  feedBench: FeedBench;
+};
+
+/** A feed bench run: one isolate and one location, on `npm start`'s layout and lifetimes. */
+export type FeedBench = {
+  items: number;
+  zipf: number;
+  feedsPerSecond: number;
+  countDatabases: number;
+  memoryTtlMs: number;
+  edgeTtlMs: number;
+  d1QueriesPerFeed: number;
+  d1RowsReadPerFeed: number;
 };
 
 export const SECONDS_PER_MONTH = 30 * 24 * 3600;
@@ -85,6 +101,9 @@ export const HEADROOM = 0.8;
 export type Rates = {
   writes: number;
   feeds: number;
+  storeReads: number;
+  centralReadRequests: number;
+  centralReadKeys: number;
   workerRequests: number;
   objectRequests: number;
   objectRowsWritten: number;
@@ -96,32 +115,89 @@ export type Rates = {
   centralWrites: number;
 };
 
-export type Needs = { queues: number; d1Databases: number; d1ByQueries: number; d1ByStorage: number; scyllaCores: number; hotItemCeiling: number; itemsAtCeiling: number };
+export type Needs = {
+  queues: number;
+  d1Databases: number;
+  d1ByQueries: number;
+  d1ByStorage: number;
+  scyllaCores: number;
+  scyllaCoresForReads: number;
+  hotItemCeiling: number;
+  itemsAtCeiling: number;
+};
 
 export type CostLine = { component: string; monthlyUsd: number };
 
-export type ShapeResult = { shape: Shape; rates: Rates; needs: Needs; costs: CostLine[]; totalUsd: number };
+export type ShapeResult = { shape: Shape; reads: ReadPath; rates: Rates; needs: Needs; costs: CostLine[]; totalUsd: number };
 
 export type LimitHit = { limit: string; ratio: number };
 
-export function rates(shape: Shape, w: Workload, m: Measured): Rates {
+/** The read caches' lifetimes every deployment gets unless it sets them (shared/config.ts). */
+export function cacheLifetimesS(): { memory: number; edge: number } {
+  const defaults = ConfigSchema.parse({});
+  return { memory: defaults.READ_CACHE_MEMORY_TTL_MS / 1000, edge: defaults.READ_CACHE_EDGE_TTL_MS / 1000 };
+}
+
+/** The items a shape's feeds read: its liked items, with the customer's Zipf shape (the top share taking the hot share). */
+export function readItems(w: Workload, shape: Shape): { items: number; zipf: number } {
+  const items = Math.round(w.likedItems * (shape.dataScale ?? 1));
+  return { items, zipf: zipfExponentFor(items, w.reads.topItemShare.value, w.assumptions.hotShareOfLikes.value) };
+}
+
+/** The read path of a shape's feeds over K count databases. */
+export function shapeReadPath(shape: Shape, w: Workload, k: number): ReadPath {
+  const feeds = shape.countReadsPerSecond / w.feedItems;
+  const ttl = cacheLifetimesS();
+  return readPath({
+    ...readItems(w, shape),
+    feedsPerSecond: feeds,
+    feedItems: w.feedItems,
+    isolates: Math.max(1, feeds / w.reads.isolateFeedsPerSecond.value),
+    locations: w.reads.locations.value,
+    memoryTtlS: ttl.memory,
+    edgeTtlS: ttl.edge,
+    countDatabases: k,
+  });
+}
+
+/** D1 rows a feed query reads per item it asks for, from the feed bench: its rows over the misses the read model gives it. */
+export function d1RowsPerItem(m: Measured): number {
+  const b = m.feedBench;
+  const bench = readPath({
+    items: b.items,
+    zipf: b.zipf,
+    feedsPerSecond: b.feedsPerSecond,
+    feedItems: 50,
+    isolates: 1,
+    locations: 1,
+    memoryTtlS: b.memoryTtlMs / 1000,
+    edgeTtlS: b.edgeTtlMs / 1000,
+    countDatabases: b.countDatabases,
+  });
+  return b.d1RowsReadPerFeed / bench.d1ItemsPerFeed;
+}
+
+export function rates(shape: Shape, w: Workload, m: Measured, reads: ReadPath): Rates {
   const writes = shape.likesPerSecond + shape.unlikesPerSecond;
   const feeds = shape.countReadsPerSecond / w.feedItems;
-  const feedMisses = feeds * (1 - w.assumptions.feedCacheHitRate.value);
+  const storeReads = feeds * reads.storeReadsPerFeed;
   const queueMessages = writes * m.perWrite.queueMessages;
   return {
     writes,
     feeds,
+    storeReads,
+    centralReadRequests: feeds * reads.centralRequestsPerFeed,
+    centralReadKeys: feeds * reads.centralKeysPerFeed,
     workerRequests: writes * m.perWrite.workerRequests + feeds,
     // An alarm that fires is a request too; each one set fires once.
-    objectRequests: writes * (m.perWrite.objectCalls + m.perWrite.alarmsSet) + feedMisses * m.perFeedMiss.objectCalls,
+    objectRequests: writes * (m.perWrite.objectCalls + m.perWrite.alarmsSet) + storeReads * m.perFeedMiss.objectCalls,
     // setAlarm is billed as a row written.
     objectRowsWritten: writes * (m.perWrite.rowsWritten + m.perWrite.alarmsSet),
     queueMessages,
     queueOperations: queueMessages * 3,
-    d1Queries: writes * m.perWrite.d1Queries + feedMisses * m.perFeedMiss.d1Queries,
+    d1Queries: writes * m.perWrite.d1Queries + feeds * reads.d1QueriesPerFeed,
     d1RowsWritten: writes * m.perWrite.d1RowsWritten,
-    d1RowsRead: feedMisses * m.perFeedMiss.d1RowsRead,
+    d1RowsRead: feeds * reads.d1ItemsPerFeed * d1RowsPerItem(m),
     centralWrites: writes * m.perWrite.centralWrites,
   };
 }
@@ -142,7 +218,10 @@ export function needs(r: Rates, w: Workload, m: Measured, p: Prices, shape: Shap
   const d1ByQueries = Math.ceil(r.d1Queries / (p.d1.queriesPerSecondPerDatabase.value * HEADROOM));
   const d1ByStorage = Math.ceil(storage.d1 / (p.d1.gbPerDatabase.value * HEADROOM));
   const rf = p.scylla.replicationFactor.value;
-  const coresForWrites = (r.centralWrites * p.scylla.lwtSlowdown.value * rf) / (p.scylla.opsPerSecondPerCore.value * HEADROOM);
+  const perCore = p.scylla.opsPerSecondPerCore.value * HEADROOM;
+  const coresForWrites = (r.centralWrites * p.scylla.lwtSlowdown.value * rf) / perCore;
+  // A feed's batch read is eventually consistent: one replica answers each key.
+  const coresForReads = r.centralReadKeys / perCore;
   const coresForData = (storage.central * rf) / (p.scylla.gbPerCore.value * HEADROOM);
   const hotItemCeiling = m.hotShards * p.durableObjects.writesPerSecondPerObject.value;
   return {
@@ -150,7 +229,8 @@ export function needs(r: Rates, w: Workload, m: Measured, p: Prices, shape: Shap
     d1Databases: Math.max(1, d1ByQueries, d1ByStorage),
     d1ByQueries,
     d1ByStorage,
-    scyllaCores: Math.ceil(Math.max(coresForWrites, coresForData, rf)),
+    scyllaCores: Math.ceil(Math.max(coresForWrites + coresForReads, coresForData, rf)),
+    scyllaCoresForReads: Math.ceil(coresForReads),
     hotItemCeiling,
     itemsAtCeiling: Math.floor((shape.likesPerSecond * w.assumptions.hotShareOfLikes.value) / hotItemCeiling),
   };
@@ -176,11 +256,32 @@ export function monthlyCosts(r: Rates, n: Needs, w: Workload, p: Prices, shape: 
   ];
 }
 
+/**
+ * A shape's figures at the layout it needs. K depends on the feeds' D1
+ * queries, which depend on K (misses over more than two databases go to the
+ * central store), so K grows from 1 until the load it carries fits it.
+ */
 export function evaluate(shape: Shape, w: Workload, m: Measured, p: Prices): ShapeResult {
-  const r = rates(shape, w, m);
-  const n = needs(r, w, m, p, shape);
-  const costs = monthlyCosts(r, n, w, p, shape);
-  return { shape, rates: r, needs: n, costs, totalUsd: costs.reduce((sum, c) => sum + c.monthlyUsd, 0) };
+  const tried = new Set<number>();
+  let k = 1;
+  for (;;) {
+    tried.add(k);
+    const reads = shapeReadPath(shape, w, k);
+    const r = rates(shape, w, m, reads);
+    const n = needs(r, w, m, p, shape);
+    if (n.d1Databases <= k) {
+      // A jump past two databases may overshoot: the fewest that still carry the load.
+      const fewest = Math.max(3, n.d1Databases);
+      if (k > fewest && !tried.has(fewest)) {
+        k = fewest;
+        continue;
+      }
+      const costs = monthlyCosts(r, { ...n, d1Databases: k }, w, p, shape);
+      return { shape, reads, rates: r, needs: { ...n, d1Databases: k }, costs, totalUsd: costs.reduce((sum, c) => sum + c.monthlyUsd, 0) };
+    }
+    // Past two databases a feed's misses leave D1, so K = 3 may need far fewer databases than K = 2 did.
+    k = k < 3 ? k + 1 : n.d1Databases;
+  }
 }
 
 /**
@@ -201,18 +302,33 @@ export function limitsCrossed(result: ShapeResult, w: Workload, p: Prices): Limi
 }
 
 /**
- * A tier's shape: its like rate as peak, unlikes and reads in the workload's
+ * A tier's shape at a share of its peak (1: the peak; the workload's
+ * average-to-peak ratio by default): reads and unlikes in the workload's
  * average proportions, and a data set in proportion to its like rate (the
  * customer's data set belongs to their 500,000/s peak).
  */
-export function tierShape(tier: Tier, w: Workload): Shape {
+export function tierShape(tier: Tier, w: Workload, share = w.assumptions.tierAverageToPeak.value): Shape {
   const base = w.shapes[0]!;
-  const average = tier.likesPerSecond * w.assumptions.tierAverageToPeak.value;
+  const likes = tier.likesPerSecond * share;
   return {
     dataScale: tier.likesPerSecond / w.dataSetPeakLikesPerSecond,
     name: `${tier.likesPerSecond.toLocaleString("en-US")}/s tier`,
-    likesPerSecond: average,
-    unlikesPerSecond: (average * base.unlikesPerSecond) / base.likesPerSecond,
-    countReadsPerSecond: (average * base.countReadsPerSecond) / base.likesPerSecond,
+    likesPerSecond: likes,
+    unlikesPerSecond: (likes * base.unlikesPerSecond) / base.likesPerSecond,
+    countReadsPerSecond: (likes * base.countReadsPerSecond) / base.likesPerSecond,
   };
+}
+
+/**
+ * A tier sized for its peak and billed on its average: K, Q and the ScyllaDB
+ * cores are the peak's, the usage-billed lines the average's. `peak` is the
+ * tier at its peak (its first limit is the peak's).
+ */
+export function evaluateTier(tier: Tier, w: Workload, m: Measured, p: Prices): { result: ShapeResult; peak: ShapeResult } {
+  const peak = evaluate(tierShape(tier, w, 1), w, m, p);
+  const shape = tierShape(tier, w);
+  const reads = shapeReadPath(shape, w, peak.needs.d1Databases);
+  const r = rates(shape, w, m, reads);
+  const costs = monthlyCosts(r, peak.needs, w, p, shape);
+  return { peak, result: { shape, reads, rates: r, needs: peak.needs, costs, totalUsd: costs.reduce((sum, c) => sum + c.monthlyUsd, 0) } };
 }

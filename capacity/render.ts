@@ -1,25 +1,23 @@
 // docs/capacity.md, computed: every figure comes from the inputs; only the
 // sentences around the tables are written here.
-import { evaluate, HEADROOM, limitsCrossed, storageGb, tierShape, type Measured, type Prices, type ShapeResult, type Workload } from "./model";
+import type { LatencyInputs } from "./latency";
+import { evaluate, evaluateTier, HEADROOM, limitsCrossed, storageGb, type Measured, type Prices, type ShapeResult, type Workload } from "./model";
+import type { PassInputs } from "./passes";
+import { latencySection, passSection, readSection, table } from "./render-sections";
 
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
 const usd = (n: number) => `$${n >= 100 ? int(n) : n.toFixed(2)}`;
 const num = (n: number) => (n >= 100 ? int(n) : n >= 1 ? n.toFixed(2) : n.toPrecision(2));
-
-function table(header: string[], rows: string[][]): string {
-  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
-  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
-}
 
 function largest(result: ShapeResult): { component: string; monthlyUsd: number; share: number } {
   const top = [...result.costs].sort((a, b) => b.monthlyUsd - a.monthlyUsd)[0]!;
   return { ...top, share: top.monthlyUsd / result.totalUsd };
 }
 
-export function renderCapacity(w: Workload, m: Measured, p: Prices): string {
+export function renderCapacity(w: Workload, m: Measured, p: Prices, l: LatencyInputs, f: PassInputs): string {
   const shapes = w.shapes.map((shape) => evaluate(shape, w, m, p));
   const [average, peak] = shapes as [ShapeResult, ShapeResult];
-  const tiers = w.tiers.map((tier) => ({ tier, result: evaluate(tierShape(tier, w), w, m, p) }));
+  const tiers = w.tiers.map((tier) => ({ tier, ...evaluateTier(tier, w, m, p) }));
   const storage = storageGb(w);
   const top = largest(average);
   const rowsPerWrite = m.perWrite.rowsWritten + m.perWrite.alarmsSet;
@@ -28,11 +26,13 @@ export function renderCapacity(w: Workload, m: Measured, p: Prices): string {
 
   out.push(`# Capacity and cost at the customer's load
 
-Computed by \`npm run capacity\` from three inputs: the counted cost of one
+Computed by \`npm run capacity\` from five inputs: the counted cost of one
 like and of one feed (\`capacity/measured.json\`, from ${m.source}), the
-customer's load and this model's assumptions (\`capacity/workload.json\`), and
+customer's load and this model's assumptions (\`capacity/workload.json\`),
 list prices and limits (\`capacity/prices.json\`, ${p.retrieved}, each with its
-source). Edit an input and run the command again; a test fails when this page
+source), published latency and availability figures (\`capacity/latency.json\`)
+and the background passes' costs per item (\`capacity/passes.json\`), with the
+read caches' lifetimes from shared/config.ts. Edit an input and run the command again; a test fails when this page
 no longer matches them. Every resource is sized to stay under
 ${Math.round(HEADROOM * 100)} % of its limit.`);
 
@@ -50,7 +50,11 @@ ${Math.round(HEADROOM * 100)} % of its limit.`);
   and edges kept only on the user side for items that never need a likers list.`
       : `See the per-component table below for what it is made of.`
   }
-- **The first limit each tier hits** is in the tier table below, with how far past it the tier goes.`);
+- **The first limit each tier hits** is in the tier table below, with how far past it the tier goes.
+- **A feed costs one store read whatever K is**: at the average load ${average.reads.storeReadsPerFeed.toFixed(2)} store reads per feed
+  (the caches miss ${Math.round(average.reads.itemMissRate * 100)} % of a feed's items), ${average.reads.d1QueriesPerFeed < 0.005 ? "0" : average.reads.d1QueriesPerFeed.toFixed(2)} D1 queries and
+  ${average.reads.centralRequestsPerFeed.toFixed(2)} central-store batch reads of ${Math.round(average.reads.missesPerStoreRead)} keys at K = ${int(average.needs.d1Databases)}; latency, availability
+  and the background passes' time and cost per tier follow the tier table.`);
 
   out.push(`## What one operation costs (measured)
 
@@ -74,7 +78,7 @@ ${table(
 )}
 
 ${table(
-  ["per feed of 50 that misses every cache", "value"],
+  ["per feed of 50 in the bench's feed run (K = 1, nearly every feed misses)", "value"],
   [
     ["Durable Object calls", num(m.perFeedMiss.objectCalls)],
     ["D1 queries", num(m.perFeedMiss.d1Queries)],
@@ -130,8 +134,8 @@ peak over the customer's ${int(w.dataSetPeakLikesPerSecond)}/s.
 
 ${table(
   ["tier (likes/s at peak)", "their servers", "their cost/month", "plaudit cost/month", "Q", "K", "Scylla cores", "first limit hit (load / limit)"],
-  tiers.map(({ tier, result }) => {
-    const first = limitsCrossed(result, w, p)[0]!;
+  tiers.map(({ tier, result, peak }) => {
+    const first = limitsCrossed(peak, w, p)[0]!;
     return [
       int(tier.likesPerSecond),
       tier.servers,
@@ -145,15 +149,17 @@ ${table(
   }),
 )}
 
-Their latency targets (write p99 ${w.tiers.map((t) => `${t.writeP99Ms}`).join(", ")} ms; read p99
-${w.tiers.map((t) => `${t.readP99Ms}`).join(", ")} ms) are not modelled here: latency is what
-\`npm run bench\` measures against the runtime's own reference Workers.`);
+Their latency targets are set beside the estimates below.`);
+
+  out.push(readSection(shapes, tiers, w, m));
+  out.push(latencySection(tiers, w, l));
+  out.push(passSection(tiers, w, p, f, l));
 
   out.push(`## Assumptions
 
 ${table(
   ["assumption", "value", "why"],
-  Object.entries(w.assumptions).map(([name, a]) => [name, String(a.value), a.why]),
+  [...Object.entries(w.assumptions), ...Object.entries(w.reads)].map(([name, a]) => [name, String(a.value), a.why]),
 )}
 
 Prices and limits marked "assumption" in \`capacity/prices.json\` are not

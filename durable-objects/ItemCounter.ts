@@ -21,6 +21,7 @@ import { sendToQueue } from "./lib/queue-send";
 import type { ApplyResult, ChildReport, EventBatch, ItemDescription, ItemSnapshot } from "../shared/contracts";
 import { Recheck } from "./lib/recheck";
 import { SqlSchema } from "./lib/sql-schema";
+import { StateRow } from "./lib/state-row";
 import { BASELINE, MIGRATIONS } from "./lib/item-counter-schema";
 import { UniqueViewers } from "./lib/unique-viewers";
 import { WriteRate } from "./lib/write-rate";
@@ -61,12 +62,12 @@ type Work = { apply: readonly EdgeChange[] } | { report: { index: number; report
  * times a second whatever its write rate.
  */
 export class ItemCounter extends DurableObject<Env> {
-  /** Test hooks: the next N apply batches or reads throw, as a failing item side would; reports hang while `hangReports` is set. */
-  readonly faults = { applyFailures: 0, readFailures: 0, hangReports: false };
   /** Calls this object has served since it started, for tests and metrics. */
   readonly stats = { reads: 0, applies: 0, refused: 0, reports: 0, eventBatches: 0, commits: 0 };
 
   readonly #storage: MeteredStorage;
+  /** Counts, placement and the emission outbox: one row, written once per commit. */
+  readonly #row: StateRow;
   readonly #alarm: Alarm;
   readonly #schema: SqlSchema;
   /** Count snapshots and edge changes on their way to D1 and the central store; it also owns the object's one alarm. */
@@ -96,6 +97,7 @@ export class ItemCounter extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "item_counter", () => scheduleFlush(env, ctx));
+    this.#row = new StateRow(this.#storage);
     this.#alarm = new Alarm(this.#storage);
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     this.#viewers = new UniqueViewers(this.#storage.sql, () => this.#schema.ready);
@@ -108,6 +110,7 @@ export class ItemCounter extends DurableObject<Env> {
     this.emitter = new Emitter(ctx, this.#storage, this.#alarm, (item, bodies) => sendToQueue(env, item, bodies), {
       ns: "ITEM_COUNTER",
       ready: () => this.#schema.ready,
+      row: this.#row,
       identity: () => (name ? { name, item: name } : null),
       counts: () => this.#total(),
       snapshotExtras: () => ({ unique_viewers: this.#viewers.estimate() }),
@@ -120,6 +123,7 @@ export class ItemCounter extends DurableObject<Env> {
     this.handover = new Handover(
       {
         storage: this.#storage,
+        row: this.#row,
         emitter: this.emitter,
         alarm: this.#alarm,
         children: this.#children,
@@ -154,7 +158,6 @@ export class ItemCounter extends DurableObject<Env> {
   /** A child's report of its absolute counts; answered, after the commit that stores it, with the placement. */
   async report(index: number, report: ChildReport): Promise<Placement> {
     this.stats.reports++;
-    while (this.faults.hangReports) await new Promise((resolve) => setTimeout(resolve, 20));
     return (await this.#work.submit({ report: { index, report } })) as Placement;
   }
 
@@ -207,10 +210,6 @@ export class ItemCounter extends DurableObject<Env> {
   /** The item's counts: the head's own plus its children's last reports. Writes nothing. */
   read(): ItemSnapshot {
     this.stats.reads++;
-    if (this.faults.readFailures > 0) {
-      this.faults.readFailures--;
-      throw new Error("injected read failure");
-    }
     return { counts: this.#total(), asOf: Date.now() };
   }
 
@@ -264,10 +263,6 @@ export class ItemCounter extends DurableObject<Env> {
    * stay pending.
    */
   #commitWork(batch: readonly Work[]): (ApplyResult | Placement)[] {
-    if (this.faults.applyFailures > 0 && batch.some((w) => "apply" in w)) {
-      this.faults.applyFailures--;
-      throw new Error("injected apply failure");
-    }
     const now = Date.now();
     const sql = this.#storage.sql;
     const reports = this.#children.newer(batch.flatMap((w) => ("report" in w ? [[w.report.index, w.report.report] as const] : [])));
@@ -300,7 +295,7 @@ export class ItemCounter extends DurableObject<Env> {
       this.#children.write(reports, now);
       this.#events.write(now);
       this.#viewers.persist();
-      if (changed) writeHeadState(sql, { ...this.#state, counts: next, placement, hotSince: flip?.hot ? now : this.#state.hotSince });
+      if (changed) writeHeadState(this.#row, { ...this.#state, counts: next, placement, hotSince: flip?.hot ? now : this.#state.hotSince });
       if (events || !sameCounts(before, this.#children.total(next, reports))) this.emitter.recordCounts();
     });
     this.#state = { ...this.#state, counts: next, hotSince: flip?.hot ? now : this.#state.hotSince };

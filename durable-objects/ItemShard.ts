@@ -15,6 +15,7 @@ import { itemHead } from "./lib/object-calls";
 import { sendToQueue } from "./lib/queue-send";
 import { Soon } from "./lib/soon";
 import { SqlSchema } from "./lib/sql-schema";
+import { StateRow } from "./lib/state-row";
 import { BASELINE, MIGRATIONS } from "./lib/item-shard-schema";
 import { scheduleFlush } from "../metrics/flush";
 
@@ -42,10 +43,10 @@ type Work = { changes: readonly EdgeChange[]; adopted: boolean };
  */
 export class ItemShard extends DurableObject<Env> {
   readonly stats = { applies: 0, commits: 0, reports: 0, failedReports: 0 };
-  /** Test hook: adoptions hang while set, as a child that stopped answering would. */
-  readonly faults = { hangAdopts: false };
 
   readonly #storage: MeteredStorage;
+  /** Counts, report sequences and the emission outbox: one row, written once per commit. */
+  readonly #row: StateRow;
   readonly #alarm: Alarm;
   readonly #schema: SqlSchema;
   /** This child's edge changes on their way to the central store; never counts (the head emits the item's total). */
@@ -65,6 +66,7 @@ export class ItemShard extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#storage = new MeteredStorage(ctx.storage, "item_shard", () => scheduleFlush(env, ctx));
+    this.#row = new StateRow(this.#storage);
     this.#alarm = new Alarm(this.#storage);
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     // A child is named `post:123#3` (shardObjectName) from its stored item and index: ctx.id.name is
@@ -72,6 +74,7 @@ export class ItemShard extends DurableObject<Env> {
     this.emitter = new Emitter(ctx, this.#storage, this.#alarm, (item, bodies) => sendToQueue(env, item, bodies), {
       ns: "ITEM_SHARD",
       ready: () => this.#schema.ready,
+      row: this.#row,
       identity: () => (this.#state.item !== null ? { name: shardObjectName(this.#state.item, this.#state.index), item: this.#state.item } : null),
     });
     // A report the head has not acknowledged keeps the alarm: it resends what a crash or a failure lost.
@@ -101,7 +104,6 @@ export class ItemShard extends DurableObject<Env> {
    */
   async adopt(item: string, index: number, edges: readonly EdgeChange[]): Promise<ChildReport> {
     this.#identity ??= { item, index };
-    while (this.faults.hangAdopts) await new Promise((resolve) => setTimeout(resolve, 20));
     await this.#applies.submit({ changes: edges, adopted: true });
     const { likes, saves, seq, writes } = this.#state;
     return { likes, saves, seq, writes };
@@ -165,18 +167,8 @@ export class ItemShard extends DurableObject<Env> {
         }
       }
       next.seq++;
-      sql.exec(
-        `INSERT INTO state (id, item, idx, likes, saves, seq, writes, acked) VALUES (1, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET item = excluded.item, idx = excluded.idx, likes = excluded.likes,
-           saves = excluded.saves, seq = excluded.seq, writes = excluded.writes, acked = excluded.acked`,
-        next.item,
-        next.index,
-        next.likes,
-        next.saves,
-        next.seq,
-        next.writes,
-        next.acked,
-      );
+      const { item, index: idx, likes, saves, seq, writes, acked } = next;
+      this.#row.stage("child", { columns: () => ({ item, idx, likes, saves, seq, writes, acked }) });
     });
     this.stats.commits++;
     this.#state = next;
@@ -218,7 +210,8 @@ export class ItemShard extends DurableObject<Env> {
   /** The head's acknowledgement, stored unless an apply's commit already did. */
   #storeAck(): void {
     if (this.#ackedSeq > this.#state.acked) {
-      this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET acked = ?", this.#ackedSeq));
+      const acked = this.#ackedSeq;
+      this.#storage.commit(() => this.#row.stage("child", { columns: () => ({ acked }) }));
       this.#state = { ...this.#state, acked: this.#ackedSeq };
     }
     this.#alarm.settle();

@@ -35,9 +35,6 @@ const PRUNE_EVERY_MS = 60_000;
  * to at most one a second each); the recent windows are memory only.
  */
 export class MetricsAccumulator extends DurableObject<Env> {
-  /** Test hooks: the next N reads fail; the next N merges apply and then fail, as a reply lost on the way would. */
-  readonly faults = { readFailures: 0, lostReplies: 0 };
-
   readonly #schema: SqlSchema;
   #totals: SeriesMap = new Map();
   #slots = new Map<number, SeriesMap>();
@@ -93,18 +90,10 @@ export class MetricsAccumulator extends DurableObject<Env> {
       for (const key of expired) this.#totals.delete(key);
     }
     this.#addToSlot(Math.floor(now / SLOT_MS), recent);
-    if (this.faults.lostReplies > 0) {
-      this.faults.lostReplies--;
-      throw new Error("injected lost reply");
-    }
   }
 
   /** Totals (gauges past their time-to-live left out) and the sums of the recent slots. Writes nothing. */
   read(): AccumulatorRead {
-    if (this.faults.readFailures > 0) {
-      this.faults.readFailures--;
-      throw new Error("injected read failure");
-    }
     const now = Date.now();
     const current = Math.floor(now / SLOT_MS);
     return {

@@ -1,19 +1,16 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
-import { USER_DELIVERY_TIMEOUT_MS } from "../shared/own-writes";
 import type { EventCounter, ToggleCounter } from "../shared/counters";
-import type { EdgeChange } from "../shared/edges";
 import { homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
 import type { EventPermit, ImportedEdge, ImportOutcome, ToggleRequest, ToggleResult, UserEdge } from "../shared/contracts";
-import { cachedPlacement, rememberPlacement } from "./lib/placement-cache";
+import { cachedPlacement } from "./lib/placement-cache";
 import { decide } from "../shared/rate-limiter";
 import { toggleLimits } from "./lib/toggle-limits";
 import { SqlSchema } from "./lib/sql-schema";
 import { BASELINE, MIGRATIONS } from "./lib/user-likes-schema";
 import { edgesAfter, likedAmong, ownLikes, type OwnLikesPage } from "./lib/own-likes";
-import { KeyedChain } from "./lib/keyed-chain";
 import { applyImports, lastAction, recordAction, writeUserEdge } from "./lib/user-edges";
 import type { OwnLikesPosition } from "../shared/own-likes";
 import type { RemovalKind, RemovalState } from "../shared/removal";
@@ -21,12 +18,11 @@ import { Removal } from "./lib/removal";
 import { forgetAtHomes, requestWipe } from "./lib/removal-calls";
 import { Alarm } from "./lib/alarm";
 import { MeteredStorage } from "./lib/metered-storage";
-import { applyAtHome } from "./lib/object-calls";
+import { EdgeDelivery } from "./lib/edge-delivery";
 import { Soon } from "./lib/soon";
-import { keyOf, UserOutbox, type EdgeRef } from "./lib/user-outbox";
+import { UserOutbox, type EdgeRef } from "./lib/user-outbox";
 import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
-import { settleAll } from "../shared/settle";
 
 /**
  * Delivered marks ride on the user's next like's commit; once the object has
@@ -38,14 +34,10 @@ import { settleAll } from "../shared/settle";
 const DELIVERED_PERSIST_MS = 2_000;
 /** A safety alarm after every burst of writes: it redelivers whatever a crash left in the outbox. */
 const OUTBOX_SWEEP_MS = 10_000;
-/** Item objects an import call delivers to at once. */
-const IMPORT_DELIVERY_CONCURRENCY = 8;
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 5 * 60_000;
 /** A removal step cut off by a crash is taken up again after this long. */
 const REMOVAL_SAFETY_MS = 10_000;
-/** A change refused by a stale home is re-homed at most this many times per attempt. */
-const MAX_REHOMES = 3;
 
 /**
  * One user's likes and saves: the authority for "has this user liked this
@@ -73,11 +65,8 @@ export class UserLikes extends DurableObject<Env> {
   readonly #outbox: UserOutbox;
   readonly #persistDelivered: Soon;
   #retryAttempt = 0;
-  readonly #edgeLocks = new KeyedChain();
-  /** Test hook: toggles hang while set, then fail (an object that cannot be reached). */
-  readonly faults = { unreachable: false };
+  readonly #delivery: EdgeDelivery;
   readonly #removal: Removal;
-  #importDeliveries: Promise<unknown> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -86,6 +75,14 @@ export class UserLikes extends DurableObject<Env> {
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     this.#outbox = new UserOutbox(this.#storage.sql);
     this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
+    this.#delivery = new EdgeDelivery({
+      env,
+      storage: this.#storage,
+      outbox: this.#outbox,
+      user: () => this.#user,
+      acknowledged: () => this.#persistDelivered.request(),
+      failed: () => this.#alarm.request(Date.now() + RETRY_BASE_MS),
+    });
     this.#removal = new Removal(
       {
         storage: this.#storage,
@@ -95,7 +92,7 @@ export class UserLikes extends DurableObject<Env> {
           this.#seq = seq;
         },
         undelivered: () => this.pendingDeliveries(),
-        deliver: (item, counter) => this.#deliverEdge(item, counter),
+        deliver: (item, counter) => this.#delivery.deliver(item, counter),
         forget: (user, item, counter, home) => forgetAtHomes(env, user, item, counter, home),
         requestWipe: (user) => requestWipe(env, user),
         ensureSchema: () => this.#schema.ensure(),
@@ -123,10 +120,6 @@ export class UserLikes extends DurableObject<Env> {
   }
 
   async toggle(request: ToggleRequest): Promise<ToggleResult> {
-    if (this.faults.unreachable) {
-      while (this.faults.unreachable) await new Promise((resolve) => setTimeout(resolve, 20));
-      throw new Error("injected: the object could not be reached");
-    }
     if (request.on && this.#removal.barred) return { kind: "barred" };
     const now = Date.now();
     const decision = decide(toggleLimits(this.env, request.counter, request.limits), this.#tats, now);
@@ -168,7 +161,7 @@ export class UserLikes extends DurableObject<Env> {
     metrics.count("outbox_enqueued_total", { object: "user_likes" });
     scheduleFlush(this.env, this.ctx);
     // Not awaited: the answer needs only the commit above.
-    void this.#deliverEdge(written.item, written.counter);
+    void this.#delivery.deliver(written.item, written.counter);
     return { kind: "changed" };
   }
 
@@ -203,14 +196,8 @@ export class UserLikes extends DurableObject<Env> {
       metrics.count("outbox_enqueued_total", { object: "user_likes" }, result.changed.length);
       scheduleFlush(this.env, this.ctx);
     }
-    // A few items at a time, not all at once: with importsDelivered() an
-    // importer then never has more item objects setting up their storage than
-    // its calls in flight times this bound (thousands at once exhausted the
-    // local runtime's SQLite memory). A failed delivery stays in the outbox for
-    // the alarm, as a live like's does.
-    const delivering = settleAll([...new Set(result.changed)], IMPORT_DELIVERY_CONCURRENCY, (item) => this.#deliverEdge(item, "likes"));
-    // Resolved to nothing, so a long-lived object does not keep every import's results chained together.
-    this.#importDeliveries = Promise.all([this.#importDeliveries, delivering]).then(() => undefined);
+    // A few items at a time (lib/edge-delivery.ts); a failed delivery stays in the outbox for the alarm, as a live like's does.
+    this.#delivery.deliverImported(result.changed);
     return result.outcomes;
   }
 
@@ -223,7 +210,7 @@ export class UserLikes extends DurableObject<Env> {
    * applied edges as duplicates).
    */
   async importsDelivered(): Promise<void> {
-    await this.#importDeliveries;
+    await this.#delivery.imported();
   }
 
   /**
@@ -293,7 +280,7 @@ export class UserLikes extends DurableObject<Env> {
     // Stored before any call goes out (the output gate), so a crash mid-step still leaves the next step an alarm.
     if (this.#removal.active) this.#alarm.set(Date.now() + REMOVAL_SAFETY_MS);
     try {
-      await this.#redeliver();
+      if (this.#schema.ready) await this.#delivery.redeliver();
       // The alarm woke the object anyway: what it delivered is stored now.
       this.#storeDelivered();
     } catch (error) {
@@ -314,53 +301,6 @@ export class UserLikes extends DurableObject<Env> {
       else this.#alarm.settle();
     } catch (error) {
       log("error", "outbox_rearm_failed", { error: String(error) });
-    }
-  }
-
-  async #redeliver(): Promise<void> {
-    if (!this.#schema.ready) return;
-    await Promise.all(this.#outbox.undelivered().map((edge) => this.#deliverEdge(edge.item, edge.counter)));
-  }
-
-  /**
-   * Delivers an edge's undelivered changes to its home. Deliveries of one
-   * edge never overlap: a re-homing must not race a send to the old home, or
-   * the edge could end up held by two homes. A failed delivery stays in the
-   * outbox and the alarm retries it.
-   */
-  #deliverEdge(item: string, counter: ToggleCounter): Promise<void> {
-    return this.#edgeLocks.run(keyOf({ item, counter }), () => this.#sendEdge(item, counter));
-  }
-
-  async #sendEdge(item: string, counter: ToggleCounter): Promise<void> {
-    const user = this.#user;
-    if (user === null) return;
-    try {
-      for (let attempt = 0; attempt < MAX_REHOMES; attempt++) {
-        const sql = this.#storage.sql;
-        const due = this.#outbox.due({ item, counter });
-        if (due === null) return;
-        const { state, inc, seq, at, home } = due;
-        const change: EdgeChange = { user, counter, state, inc, seq, at };
-        const result = await applyAtHome(this.env, item, home, [change], "user_likes", USER_DELIVERY_TIMEOUT_MS);
-        if (result.status === "applied") {
-          this.#outbox.delivered({ item, counter }, change);
-          metrics.count("outbox_delivered_total", { object: "user_likes" });
-          this.#persistDelivered.request();
-          return;
-        }
-        rememberPlacement(item, result.placement, config(this.env).SHARD_MAP_TTL_MS, Date.now());
-        // A handed-over edge names its child; a new edge on a hot item goes where its user hashes.
-        const newHome = result.home ?? homeFor(user, result.placement);
-        if (newHome === home) throw new Error(`home ${home} of ${item} refused its own edge`);
-        // The one commit a stale shard map or a hand-over costs: the edge's new home is recorded before it is sent there.
-        this.#storage.commit(() => sql.exec("UPDATE edges SET home = ? WHERE item = ? AND counter = ?", newHome, item, counter));
-      }
-      throw new Error(`${item} moved more than ${MAX_REHOMES} times in one delivery`);
-    } catch (error) {
-      log("error", "delivery_failed", { item, error: String(error) });
-      const soon = Date.now() + RETRY_BASE_MS;
-      this.#alarm.request(soon);
     }
   }
 

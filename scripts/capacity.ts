@@ -1,13 +1,15 @@
 // `npm run capacity [-- --report <write bench json> [--feed-report <feed bench json>]]`:
 // with reports, first takes the counted per-operation costs from them into
 // capacity/measured.json; then computes docs/capacity.md from
-// capacity/measured.json, capacity/workload.json and capacity/prices.json.
+// capacity/measured.json, workload.json, prices.json, latency.json and passes.json.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { measuredFromReports } from "../capacity/measured";
+import type { LatencyInputs } from "../capacity/latency";
 import type { Measured, Prices, Workload } from "../capacity/model";
+import type { PassInputs } from "../capacity/passes";
 import { renderCapacity } from "../capacity/render";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -31,6 +33,13 @@ if (values.report) {
   console.log(`capacity/measured.json: costs from ${measured.source}`);
 }
 
-const doc = renderCapacity(read<Workload>(join(root, "capacity", "workload.json")), read<Measured>(measuredPath), read<Prices>(join(root, "capacity", "prices.json")));
+const input = <T>(name: string) => read<T>(join(root, "capacity", name));
+const doc = renderCapacity(
+  input<Workload>("workload.json"),
+  read<Measured>(measuredPath),
+  input<Prices>("prices.json"),
+  input<LatencyInputs>("latency.json"),
+  input<PassInputs>("passes.json"),
+);
 writeFileSync(values.out!, doc);
 console.log(`${relative(root, values.out!)}: written`);

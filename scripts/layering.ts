@@ -105,6 +105,19 @@ export function checkLayering(root: string): Violation[] {
   );
 }
 
+/** The folder of the Worker that alone holds D1 statements: a query elsewhere in workers/ is a store's SQL out of its floor. */
+const SQL_FLOOR = "workers/stores/";
+
+/** Whether `source`, a file at `file` (relative to the root), prepares a D1 statement outside workers/stores/. */
+export function sqlOffFloor(file: string, source: string): boolean {
+  return file.startsWith("workers/") && !file.startsWith(SQL_FLOOR) && /\.prepare\s*\(/.test(source);
+}
+
+/** Every file of workers/ outside workers/stores/ that prepares a D1 statement. */
+export function checkSqlFloor(root: string): string[] {
+  return sources(root, "workers").filter((file) => sqlOffFloor(file, readFileSync(join(root, file), "utf8")));
+}
+
 /** The source file a relative specifier names, if it is one of `files`. */
 function resolveImport(file: string, spec: string, files: ReadonlySet<string>): string | undefined {
   const base = normalize(join(dirname(file), spec));

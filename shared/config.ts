@@ -193,6 +193,8 @@ export const ConfigSchema = z.object({
   SHARD_MAP_TTL_MS: numberVar(5_000),
   /** How often an isolate sends the views and shares it gathered to the items. */
   EVENT_FLUSH_MS: numberVar(1_000),
+  /** Items whose views and shares an isolate holds at most: one more sends them at once, before EVENT_FLUSH_MS is up. */
+  EVENT_BUFFER_ITEMS: numberVar(1_000, 1).transform(Math.floor),
   /**
    * Live counts: sockets are spread over LIVE_HUBS hub objects (each holds at
    * most 32,000), and a hub sends what changed at most once per LIVE_TICK_MS.

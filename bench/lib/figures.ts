@@ -2,10 +2,15 @@
 // (bench/reports/NAME.json, committed), and every doc table between
 // `<!-- figures:NAME -->` and `<!-- /figures -->` is rendered from it, never
 // typed by hand. `npm run figures` rewrites the tables; test/node/figures.test.ts
-// fails when a table and its report disagree.
+// fails when a table and its report disagree. A table whose run is still to
+// take sits between `<!-- figures-pending:NAME `command` -->` and
+// `<!-- /figures -->`: it names the command that writes its report, and the
+// first `npm run figures` after that run renders it like any other.
 import { execFileSync } from "node:child_process";
+import { cpus, loadavg } from "node:os";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 export type FigureColumn = { name: string; align: "left" | "right"; decimals?: number };
 export type FigureCell = string | number | null;
@@ -23,9 +28,12 @@ export type FigureReport = {
 };
 
 export type FigureBlock = { name: string; body: string };
+export type PendingBlock = { name: string; command: string };
 
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const NAME = /^[a-z0-9][a-z0-9-]*$/;
 const BLOCK = /<!-- figures:([a-z0-9-]+) -->\n([\s\S]*?)<!-- \/figures -->/g;
+const PENDING = /<!-- figures-pending:([a-z0-9-]+) `([^`]+)` -->\n[\s\S]*?<!-- \/figures -->/g;
 
 function cell(value: FigureCell, column: FigureColumn): string {
   if (value === null) return "";
@@ -53,21 +61,38 @@ export function figureBlocks(markdown: string): FigureBlock[] {
   return [...markdown.matchAll(BLOCK)].map((m) => ({ name: m[1]!, body: m[2]! }));
 }
 
-/** The text with every figure block rendered from its report; a block whose report is missing is an error. */
-export function regenerate(markdown: string, reports: ReadonlyMap<string, FigureReport>): string {
-  return markdown.replace(BLOCK, (_, name: string) => {
-    const report = reports.get(name);
-    if (!report) throw new Error(`no report bench/reports/${name}.json for the figure block ${name}`);
-    return `<!-- figures:${name} -->\n${renderFigure(report)}<!-- /figures -->`;
-  });
+/** The tables still to take, each with the command that writes its report. */
+export function pendingBlocks(markdown: string): PendingBlock[] {
+  return [...markdown.matchAll(PENDING)].map((m) => ({ name: m[1]!, command: m[2]! }));
 }
 
-/** The names of the blocks whose text differs from what their reports render. */
+const rendered = (name: string, report: FigureReport) => `<!-- figures:${name} -->\n${renderFigure(report)}<!-- /figures -->`;
+
+/**
+ * The text with every figure block rendered from its report, and every
+ * pending block whose report now exists rendered in its place; a figure
+ * block whose report is missing is an error.
+ */
+export function regenerate(markdown: string, reports: ReadonlyMap<string, FigureReport>): string {
+  return markdown
+    .replace(BLOCK, (_, name: string) => {
+      const report = reports.get(name);
+      if (!report) throw new Error(`no report bench/reports/${name}.json for the figure block ${name}`);
+      return rendered(name, report);
+    })
+    .replace(PENDING, (block, name: string) => {
+      const report = reports.get(name);
+      return report ? rendered(name, report) : block;
+    });
+}
+
+/** The names of the blocks whose text differs from what their reports render, and of the pending blocks whose report has come. */
 export function staleFigures(markdown: string, reports: ReadonlyMap<string, FigureReport>): string[] {
-  return figureBlocks(markdown).flatMap((block) => {
+  const stale = figureBlocks(markdown).flatMap((block) => {
     const report = reports.get(block.name);
     return report && renderFigure(report) === block.body ? [] : [block.name];
   });
+  return [...stale, ...pendingBlocks(markdown).flatMap((block) => (reports.has(block.name) ? [block.name] : []))];
 }
 
 export function readReports(dir: string): Map<string, FigureReport> {
@@ -85,7 +110,7 @@ export function readReports(dir: string): Map<string, FigureReport> {
  * run would measure too (docs and reports are not measured: a doc waiting for
  * its figure leaves the commit clean).
  */
-export function currentCommit(root: string): string {
+export function currentCommit(root = ROOT): string {
   const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
   try {
     const dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs", ":(exclude)bench/reports") !== "";
@@ -104,6 +129,24 @@ export function writeFigureReport(dir: string, report: FigureReport): string {
   return path;
 }
 
+/** The machine as a run saw it at its end: the line each report carries. */
+export function machineNow(): string {
+  return `${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} at the end`;
+}
+
+/**
+ * A figure report of any table a bench prints: `script` is the npm script
+ * that ran (`bench`, `bench:import`), `argv` its arguments as given.
+ */
+export function tableFigure(
+  figure: string,
+  run: { script: string; argv: readonly string[]; commit: string; startedAt: string; machine: string },
+  columns: FigureColumn[],
+  rows: FigureCell[][],
+): FigureReport {
+  return { figure, command: `npm run ${run.script} -- ${run.argv.join(" ")}`, commit: run.commit, startedAt: run.startedAt, machine: run.machine, columns, rows };
+}
+
 type RunSummary = {
   perOp: Record<string, { count: number; opsPerSecond: number; p50: number; p99: number; errors: number; rejected: number }>;
   total: { count: number; opsPerSecond: number; p50: number; p99: number; errors: number; rejected: number };
@@ -115,13 +158,10 @@ export function runFigure(
   run: { argv: readonly string[]; commit: string; startedAt: string; machine: string; summary: RunSummary },
 ): FigureReport {
   const row = (name: string, s: RunSummary["total"]): FigureCell[] => [name, s.count, s.opsPerSecond, s.p50, s.p99, s.errors, s.rejected];
-  return {
+  return tableFigure(
     figure,
-    command: `npm run bench -- ${run.argv.join(" ")}`,
-    commit: run.commit,
-    startedAt: run.startedAt,
-    machine: run.machine,
-    columns: [
+    { script: "bench", ...run },
+    [
       { name: "operation", align: "left" },
       { name: "requests", align: "right" },
       { name: "ops/s", align: "right", decimals: 1 },
@@ -130,6 +170,18 @@ export function runFigure(
       { name: "errors", align: "right" },
       { name: "429s", align: "right" },
     ],
-    rows: [...Object.entries(run.summary.perOp).map(([name, s]) => row(name, s)), row("all", run.summary.total)],
-  };
+    [...Object.entries(run.summary.perOp).map(([name, s]) => row(name, s)), row("all", run.summary.total)],
+  );
+}
+
+/** The figure of a run with --reference: the comparison's rows (bench/lib/reference.ts, referenceRows), header first. */
+export function referenceFigure(figure: string, run: { argv: readonly string[]; commit: string; startedAt: string; machine: string }, rows: string[][]): FigureReport {
+  const [header = [], ...body] = rows;
+  const columns = header.map((name, i): FigureColumn => ({ name, align: i < 2 ? "left" : "right" }));
+  return tableFigure(figure, { script: "bench", ...run }, columns, body);
+}
+
+/** Writes `report` to the repository's bench/reports/, and says where. */
+export function saveFigure(report: FigureReport): void {
+  console.log(`figure: ${writeFigureReport(join(ROOT, "bench", "reports"), report)} (npm run figures renders it into docs/)`);
 }

@@ -1,5 +1,6 @@
 // The viral scenario's figures (bench/scenarios/viral.ts): what the head's
 // counters said over the run, and the tables printed from them.
+import type { FigureCell, FigureColumn } from "./figures";
 import type { QueueResult } from "./queue-sim";
 
 /** The head's counters at `t` ms into the ramp. */
@@ -45,6 +46,38 @@ export function headWritesPerSecond(samples: readonly HeadSample[]): number[] {
   return Array.from({ length: end }, (_, second) => Math.round(appliedAt((second + 1) * 1000) - appliedAt(second * 1000)));
 }
 
+/** The figure table of a viral run (`--figure`): one row per mode, as the first printed table. */
+export const VIRAL_COLUMNS: FigureColumn[] = [
+  { name: "mode", align: "left" },
+  { name: "split at", align: "left" },
+  { name: "head applied before split", align: "right" },
+  { name: "head applied after", align: "right" },
+  { name: "likes", align: "right" },
+  { name: "head peak writes/s", align: "right" },
+  { name: "one object's peak queueing, s", align: "right", decimals: 2 },
+  { name: "count", align: "left" },
+];
+
+export function viralRow(r: ModeResult): FigureCell[] {
+  const split = splitAt(r.samples);
+  const total = r.samples.at(-1)?.applied ?? 0;
+  const before = split ? split.applied : total;
+  return [r.mode, splitWhen(split), before, total - before, r.liked, r.simulated.peakLoad, r.simulated.peakDelaySeconds, r.exact ? "exact" : "WRONG"];
+}
+
+/** The second figure of a viral run (`--figure NAME` writes it as NAME-steps): like p50 / p99 per step, as printed. */
+export function viralStepsFigure(results: readonly ModeResult[]): { columns: FigureColumn[]; rows: FigureCell[][] } {
+  const likers = results[0]?.stepResults.map((st) => st.likers) ?? [];
+  return {
+    columns: [{ name: "run (likers →; like p50 / p99 ms)", align: "left" }, ...likers.map((n): FigureColumn => ({ name: String(n), align: "right" }))],
+    rows: results.map((r) => [r.mode, ...r.stepResults.map((st) => `${Math.round(st.p50).toLocaleString("en-US")} / ${Math.round(st.p99).toLocaleString("en-US")}`)]),
+  };
+}
+
+function splitWhen(split: HeadSample | null): string {
+  return !split ? "never" : split.t <= 0 ? "before the ramp" : `${(split.t / 1000).toFixed(2)} s`;
+}
+
 type Scaling = { scale: number; capacity: number; objectCapacity: number; settings: Record<string, string> };
 
 export function printViral(results: readonly ModeResult[], scaling: Scaling): void {
@@ -57,7 +90,7 @@ export function printViral(results: readonly ModeResult[], scaling: Scaling): vo
     const split = splitAt(r.samples);
     const total = r.samples.at(-1)?.applied ?? 0;
     const before = split ? split.applied : total;
-    const when = !split ? "never" : split.t <= 0 ? "before ramp" : `${(split.t / 1000).toFixed(2)} s`;
+    const when = splitWhen(split);
     console.log(
       `${r.mode.padEnd(10)} ${when.padEnd(13)} ${`${before} / ${total - before} / ${r.liked}`.padEnd(42)} ` +
         `${String(r.simulated.peakLoad).padEnd(20)} ${`${r.simulated.peakDelaySeconds.toFixed(2)} s`.padEnd(22)} ${r.exact ? "exact" : "WRONG"}`,

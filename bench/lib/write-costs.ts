@@ -154,17 +154,33 @@ export async function watchIdle(http: HttpClient, serviceToken: string, seconds:
   };
 }
 
-export function costsTable(costs: Costs, idle: IdleWatch | null): string {
+/** The write path's targets per like that changed an edge (docs/benchmarks.md, "What a like costs"). */
+export const WRITE_GOALS = { billedRows: 6, commits: 1.6 };
+
+/** Rows billed per like, objects and D1 together: rows written, alarms set and D1 rows written. */
+export function billedWithD1(costs: Costs): number {
+  return Math.round((costs.perLike.billedRows + costs.perLike.d1RowsWritten) * 100) / 100;
+}
+
+/** `goals`: the run is a like load, so its figures are set against WRITE_GOALS. */
+export function costsTable(costs: Costs, idle: IdleWatch | null, goals = false): string {
   const p = costs.perLike;
   const lines = [
     `per like (${costs.likes} likes and unlikes that changed state): ${p.commits} commits, ${p.rowsWritten} rows written + ` +
       `${p.alarmsSet} alarms set = ${p.billedRows} billed rows; ${p.objectCalls} object calls, ${p.queueMessages} queue messages, ` +
-      `${p.d1RowsWritten} D1 rows (${Math.round((p.billedRows + p.d1RowsWritten) * 100) / 100} billed rows, objects and D1 together), ` +
+      `${p.d1RowsWritten} D1 rows (${billedWithD1(costs)} billed rows, objects and D1 together), ` +
       `${p.centralStoreWrites} central-store writes`,
     ...Object.entries(costs.byObject).map(
       ([object, c]) => `  ${object}: ${c.commits} commits, ${c.rowsWritten} rows written, ${c.alarmsSet} alarms set per like`,
     ),
   ];
+  if (goals) {
+    const mark = (value: number, goal: number) => `${value} (goal <= ${goal}: ${value <= goal ? "met" : "not met"})`;
+    lines.push(
+      `  rows and commits per like that changed an edge: billed rows, objects and D1 together, ${mark(billedWithD1(costs), WRITE_GOALS.billedRows)}; ` +
+        `commits ${mark(p.commits, WRITE_GOALS.commits)}`,
+    );
+  }
   if (idle) {
     lines.push(
       `idle for ${idle.seconds} s after the load: ${idle.queueMessages} queue messages, ${idle.alarmsSet} alarms set, ${idle.alarmsRun} alarms run, ` +

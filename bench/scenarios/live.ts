@@ -20,6 +20,7 @@ import { openLive, type LiveSocket } from "../lib/live-client";
 import { idRange, userTokens } from "../lib/plaudit";
 import { groupFds, ownFds, type ProcessFds } from "../lib/fds";
 import { removeStateDir, startDirectServer, startServer } from "../lib/server";
+import { currentCommit, machineNow, saveFigure, tableFigure, type FigureCell, type FigureColumn } from "../lib/figures";
 
 const OPEN_CONCURRENCY = 200;
 /**
@@ -47,7 +48,9 @@ export async function runLiveBench(argv: readonly string[], outDir: string): Pro
     subscribers: { type: "string", default: "1000,10000" },
     rounds: { type: "string", default: "3" },
     direct: { type: "boolean", default: false },
+    figure: { type: "string" },
   });
+  const startedAt = new Date().toISOString();
   const direct = values.direct === true;
   const sizes = String(values.subscribers).split(",").map(Number);
   const rounds = Number(values.rounds);
@@ -77,6 +80,10 @@ export async function runLiveBench(argv: readonly string[], outDir: string): Pro
     const environment = { target, cpus: cpus().length, loadavgAtStart: loadAtStart, loadavg: loadavg(), node: process.version, openFilesLimit: openFilesLimit() };
     writeFileSync(file, JSON.stringify({ scenario: "live", passed, environment, results }, null, 2));
     console.log(`report: ${file}`);
+    if (typeof values.figure === "string" && passed) {
+      const run = { script: "bench", argv, commit: currentCommit(), startedAt, machine: machineNow() };
+      saveFigure(tableFigure(values.figure, run, LIVE_COLUMNS, results.map((r) => liveRow(r, direct ? "direct" : "`npm start`"))));
+    }
     return passed ? 0 : 1;
   } finally {
     await server.stop();
@@ -161,8 +168,34 @@ function openFilesLimit(): string {
   }
 }
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** The figure table of a live run (`--figure`): one row per size, every round's times. */
+const LIVE_COLUMNS: FigureColumn[] = [
+  { name: "subscribers", align: "right" },
+  { name: "server", align: "left" },
+  { name: "load average (1 min) once open", align: "right", decimals: 1 },
+  { name: "like → first socket, ms, by round", align: "left" },
+  { name: "like → last socket, ms, by round", align: "left" },
+  { name: "fan-out (last − first), median ms", align: "right" },
+  { name: "received", align: "left" },
+];
+
+function liveRow(r: SizeResult, server: string): FigureCell[] {
+  if (r.notMeasured) return [r.subscribers, server, r.loadavg[0] ?? null, `not measured: ${r.notMeasured}`, null, null, null];
+  const all = r.rounds.every((x) => x.received === r.subscribers);
+  return [
+    r.subscribers,
+    server,
+    r.loadavg[0] ?? null,
+    r.rounds.map((x) => x.firstMs).join(" / "),
+    r.rounds.map((x) => x.lastMs).join(" / "),
+    median(r.rounds.map((x) => x.lastMs - x.firstMs)),
+    all ? "all, every round" : r.rounds.map((x) => `${x.received}/${r.subscribers}`).join(" "),
+  ];
+}
+
 function printTable(results: readonly SizeResult[]): void {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log("subscribers  like->first ms (median)  like->last ms (median)  fan-out ms (last-first, median)  received");
   for (const r of results) {
     if (r.notMeasured) {

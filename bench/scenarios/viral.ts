@@ -16,7 +16,8 @@ import { HttpClient } from "../lib/http";
 import { idRange, ITEM_TYPE, serviceToken, toggle, userTokens } from "../lib/plaudit";
 import { simulateQueue } from "../lib/queue-sim";
 import { removeStateDir, startServer } from "../lib/server";
-import { headWritesPerSecond, printViral, type HeadSample, type ModeResult, type StepResult } from "../lib/viral-report";
+import { headWritesPerSecond, printViral, VIRAL_COLUMNS, viralRow, viralStepsFigure, type HeadSample, type ModeResult, type StepResult } from "../lib/viral-report";
+import { currentCommit, machineNow, saveFigure, tableFigure } from "../lib/figures";
 import { percentile } from "../lib/recorder";
 
 const MODES = ["reactive", "predicted", "hinted"] as const;
@@ -57,7 +58,9 @@ export async function runViralBench(argv: readonly string[], outDir: string): Pr
     "step-seconds": { type: "string", default: "2" },
     "liker-rate": { type: "string", default: "2" },
     "hot-rate": { type: "string", default: "10" },
+    figure: { type: "string" },
   });
+  const startedAt = new Date().toISOString();
   const steps = Number(values.steps);
   const stepSeconds = Number(values["step-seconds"]);
   const likerRate = Number(values["liker-rate"]);
@@ -87,6 +90,12 @@ export async function runViralBench(argv: readonly string[], outDir: string): Pr
   const passed = results.every((r) => r.exact);
   writeFileSync(file, JSON.stringify({ scenario: "viral", passed, environment, settings, capacity, scale, results }, null, 2));
   console.log(`report: ${file}`);
+  if (typeof values.figure === "string" && passed) {
+    const run = { script: "bench", argv, commit: currentCommit(), startedAt, machine: machineNow() };
+    saveFigure(tableFigure(values.figure, run, VIRAL_COLUMNS, results.map(viralRow)));
+    const steps = viralStepsFigure(results);
+    saveFigure(tableFigure(`${values.figure}-steps`, run, steps.columns, steps.rows));
+  }
   return passed ? 0 : 1;
 }
 

@@ -1,27 +1,31 @@
 import type { EdgeChange } from "../../shared/edges";
 import type { EmittedEdge } from "../../shared/emissions";
-import type { MeteredStorage } from "./metered-storage";
+import type { Sql } from "./metered-storage";
+import type { StateRow } from "./state-row";
 
 export type EdgeRow = { user: string; counter: EdgeChange["counter"]; state: 0 | 1; inc: number; seq: number; at: number };
 
 /**
- * The emission outbox as stored, in one row (table `emission`): the count
- * snapshot's sequence, the newest one acknowledged, and each edge's newest
- * unacknowledged version. A change and an acknowledgement rewrite that one
- * row, once per commit, instead of inserting and deleting a row per edge.
+ * The emission outbox as stored, in three columns of the owner's state row
+ * (`emit_seq`, `emit_acked_seq`, `emit_edges`): the count snapshot's
+ * sequence, the newest one acknowledged, and each edge's newest
+ * unacknowledged version. A change and an acknowledgement rewrite that row
+ * once per commit, together with the counts the same commit changed, instead
+ * of inserting and deleting a row per edge or writing a row of its own.
  */
 export type Outbox = { seq: number; ackedSeq: number; edges: Map<string, EdgeRow> };
 
 export const edgeKey = (user: string, counter: string) => `${user}\u0000${counter}`;
 
-/** The emitter's outbox row: read once, copied for a commit, written once at the commit's end. */
+/** The emitter's outbox: read once, copied for a commit, written with the state row at the commit's end. */
 export class EmissionOutbox {
   /** The outbox as last committed (null: not read yet), and the commit in progress's copy of it. */
   #stored: Outbox | null = null;
   #draft: Outbox | null = null;
 
   constructor(
-    private readonly storage: MeteredStorage,
+    private readonly sql: Sql,
+    private readonly row: StateRow,
     /** The owner's storage holds the table (false before its first write). */
     private readonly ready: () => boolean,
   ) {}
@@ -30,7 +34,9 @@ export class EmissionOutbox {
   committed(): Outbox {
     if (this.#stored) return this.#stored;
     if (!this.ready()) return { seq: 0, ackedSeq: 0, edges: new Map() };
-    const row = this.storage.sql.exec<{ seq: number; acked_seq: number; edges: string }>("SELECT seq, acked_seq, edges FROM emission").toArray()[0];
+    const row = this.sql
+      .exec<{ seq: number; acked_seq: number; edges: string }>("SELECT emit_seq AS seq, emit_acked_seq AS acked_seq, emit_edges AS edges FROM state")
+      .toArray()[0];
     const edges = new Map<string, EdgeRow>();
     for (const [user, counter, state, inc, seq, at] of JSON.parse(row?.edges ?? "[]") as EmittedEdge[]) {
       edges.set(edgeKey(user, counter), { user, counter, state, inc, seq, at: at ?? 0 });
@@ -48,8 +54,8 @@ export class EmissionOutbox {
     if (this.#draft) return this.#draft;
     const committed = this.committed();
     const draft: Outbox = { ...committed, edges: new Map(committed.edges) };
-    this.storage.stage(this, {
-      write: () => this.#write(draft),
+    this.row.stage("emission", {
+      columns: () => columns(draft),
       committed: () => {
         this.#stored = draft;
         this.#draft = null;
@@ -60,15 +66,9 @@ export class EmissionOutbox {
     });
     return (this.#draft = draft);
   }
+}
 
-  #write(outbox: Outbox): void {
-    const edges: EmittedEdge[] = [...outbox.edges.values()].map((row) => [row.user, row.counter, row.state, row.inc, row.seq, row.at]);
-    this.storage.sql.exec(
-      `INSERT INTO emission (id, seq, acked_seq, edges) VALUES (1, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, acked_seq = excluded.acked_seq, edges = excluded.edges`,
-      outbox.seq,
-      outbox.ackedSeq,
-      JSON.stringify(edges),
-    );
-  }
+function columns(outbox: Outbox): Record<string, SqlStorageValue> {
+  const edges: EmittedEdge[] = [...outbox.edges.values()].map((row) => [row.user, row.counter, row.state, row.inc, row.seq, row.at]);
+  return { emit_seq: outbox.seq, emit_acked_seq: outbox.ackedSeq, emit_edges: JSON.stringify(edges) };
 }

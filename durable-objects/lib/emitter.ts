@@ -8,6 +8,8 @@ import { Soon } from "./soon";
 import { MAX_SEND_BATCH, type CountSnapshot, type Emission, type Origin } from "../../shared/emissions";
 import { edgeKey, EmissionOutbox, type EdgeRow } from "./emission-outbox";
 import { packEmission } from "./emission-pack";
+import type { StateRow } from "./state-row";
+import { InFlight } from "./in-flight";
 
 /** An object emits at most about once per this interval while it changes. */
 export const EMIT_INTERVAL_MS = 1_000;
@@ -20,8 +22,9 @@ const RESEND_AFTER_MS = 30_000;
 const RESEND_CAP_MS = 5 * 60_000;
 /** Backoff cap while sending itself fails (the queue is down). */
 const RETRY_CAP_MS = 60_000;
-/** Sent emissions are remembered this long for their acks; a later ack only costs a resend. */
+/** Sent emissions are remembered this long, and this many at most, for their acks; a later ack only costs a resend. */
 const IN_FLIGHT_TTL_MS = 10 * 60_000;
+export const MAX_IN_FLIGHT = 1_000;
 /**
  * Acknowledgements not folded into one of the owner's commits within this
  * long get a commit of their own: an idle object must not be evicted with
@@ -30,8 +33,8 @@ const IN_FLIGHT_TTL_MS = 10 * 60_000;
 const ACK_PERSIST_MS = 2_000;
 
 /**
- * Edges waiting for acknowledgement, at most: the outbox is one row, which
- * SQLite caps at 2 MB. Past it the owner's commit fails and its writers
+ * Edges waiting for acknowledgement, at most: the outbox is a column of the
+ * state row, which SQLite caps at 2 MB. Past it the owner's commit fails and its writers
  * retry (their own outboxes keep the changes, I3) until acknowledgements make
  * room: only a long outage of the aggregator on a busy object comes near.
  */
@@ -42,6 +45,8 @@ export type EmitterOptions = {
   ns: Origin["ns"];
   /** The owner's storage holds the emitter's tables (false before its first write). */
   ready: () => boolean;
+  /** The owner's state row, which holds the outbox (lib/emission-outbox.ts). */
+  row: StateRow;
   /** The owner's object name (acks come back to it) and the item it counts for; null if unknown. */
   identity: () => { name: string; item: string } | null;
   /** The item's total counts: heads only. Children never emit counts, theirs are partial. */
@@ -63,13 +68,12 @@ export type EmissionState = {
 
 /** The version last sent, when, and how many times in a row that version was sent. */
 type Sent = { inc: number; seq: number; at: number; tries: number };
-type InFlight = { snapshotSeq: number | null; edges: EdgeRow[]; at: number };
 
 
 /**
  * The emission outbox of one object: what it must tell the aggregator, kept
  * until the aggregator has written it to both stores and acknowledged it.
- * One row (lib/emission-outbox.ts), staged in the owner's commit and written once at its end.
+ * Three columns of the owner's state row (lib/emission-outbox.ts), staged in the owner's commit and written once at its end.
  *
  * Costs no commit of its own while the object changes: changes are recorded
  * inside the owner's transaction (`record*`), acknowledgements are folded
@@ -103,7 +107,7 @@ export class Emitter {
   readonly #outbox: EmissionOutbox;
   #snapshotSent: Sent | null = null;
   #sentEdges = new Map<string, Sent>();
-  #inFlight = new Map<string, InFlight>();
+  readonly #inFlight = new InFlight(MAX_IN_FLIGHT, IN_FLIGHT_TTL_MS);
   #ackedEdges = new Map<string, EdgeRow>();
   /** Something changed since the last send. */
   #dirty = false;
@@ -124,7 +128,7 @@ export class Emitter {
     private readonly send: (item: string, bodies: readonly Emission[]) => Promise<void>,
     private readonly options: EmitterOptions,
   ) {
-    this.#outbox = new EmissionOutbox(storage, options.ready);
+    this.#outbox = new EmissionOutbox(storage.sql, options.row, options.ready);
     objectAlarm.register(() => !this.idle);
     this.#persist = new Soon("emission_ack_persist_failed", ACK_PERSIST_MS, () => {
       if (this.options.ready() && this.#hasUnfolded()) this.storage.commit(() => this.fold());
@@ -226,9 +230,8 @@ export class Emitter {
    */
   ack(emissions: readonly string[]): void {
     for (const id of emissions) {
-      const flight = this.#inFlight.get(id);
+      const flight = this.#inFlight.take(id);
       if (!flight) continue;
-      this.#inFlight.delete(id);
       if (flight.snapshotSeq !== null) this.#ackedSeq = Math.max(this.#ackedSeq, flight.snapshotSeq);
       for (const row of flight.edges) {
         const key = edgeKey(row.user, row.counter);
@@ -304,7 +307,7 @@ export class Emitter {
     const snapshotDue = counts !== undefined && seq > this.#ackedSeq && due(this.#snapshotSent ?? undefined, 0, seq);
     if (edges.length === 0 && !snapshotDue) return;
 
-    for (const [id, flight] of this.#inFlight) if (flight.at + IN_FLIGHT_TTL_MS < now) this.#inFlight.delete(id);
+    this.#inFlight.expire(now);
     const messages = packEmission(
       { ns: this.options.ns, name: identity.name },
       identity.item,
@@ -326,7 +329,7 @@ export class Emitter {
         await this.send(identity.item, chunk.map(({ body }) => body));
       }
       for (const { body, rows } of chunk) {
-        this.#inFlight.set(body.emission, { snapshotSeq: body.snapshot?.seq ?? null, edges: rows, at: now });
+        this.#inFlight.add(body.emission, { snapshotSeq: body.snapshot?.seq ?? null, edges: rows, at: now });
         if (body.snapshot) this.#snapshotSent = sentAgain(this.#snapshotSent, 0, body.snapshot.seq);
         for (const row of rows) {
           const key = edgeKey(row.user, row.counter);

@@ -7,10 +7,12 @@ import type { Alarm } from "./alarm";
 import type { Emitter } from "./emitter";
 import { writeHeadState, type HandedEdge, type HeadState } from "./head-state";
 import type { MeteredStorage, Sql } from "./metered-storage";
+import type { StateRow } from "./state-row";
 
 /** What the hand-over needs of the head. */
 export type HeadParts = {
   storage: MeteredStorage;
+  row: StateRow;
   emitter: Emitter;
   alarm: Alarm;
   children: ChildReports;
@@ -112,7 +114,7 @@ export class Handover {
     const state = this.head.state();
     const handing = storage.commit(() => {
       const marked = markMoved(storage.sql, state.placement, limit);
-      writeHeadState(storage.sql, { ...state, handing: marked });
+      writeHeadState(this.head.row, { ...state, handing: marked });
       return marked;
     });
     this.head.setState({ ...state, handing });
@@ -132,7 +134,7 @@ export class Handover {
     storage.commit(() => {
       emitter.fold();
       children.write(newer, now);
-      writeHeadState(storage.sql, next);
+      writeHeadState(this.head.row, next);
       if (!sameCounts(before, children.total(counts, newer))) emitter.recordCounts();
     });
     this.head.setState(next);

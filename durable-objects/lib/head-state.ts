@@ -2,6 +2,7 @@ import { zeroCounts, type Counts } from "../../shared/counters";
 import type { EdgeChange } from "../../shared/edges";
 import type { Placement } from "../../shared/placement";
 import type { Sql } from "./metered-storage";
+import type { StateRow } from "./state-row";
 
 /** An edge on its way from the head to child `child`, at the version the head held. */
 export type HandedEdge = EdgeChange & { child: number };
@@ -37,20 +38,18 @@ export function loadHeadState(sql: Sql): HeadState {
   };
 }
 
-/** Inside the head's transaction. */
-export function writeHeadState(sql: Sql, state: HeadState): void {
-  sql.exec(
-    `INSERT INTO state (id, likes, saves, views, shares, hot, shards, hot_since, handing) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (id) DO UPDATE SET likes = excluded.likes, saves = excluded.saves, views = excluded.views,
-       shares = excluded.shares, hot = excluded.hot, shards = excluded.shards, hot_since = excluded.hot_since,
-       handing = excluded.handing`,
-    state.counts.likes,
-    state.counts.saves,
-    state.counts.views,
-    state.counts.shares,
-    state.placement.hot ? 1 : 0,
-    state.placement.shards,
-    state.hotSince,
-    state.handing === null ? null : JSON.stringify(state.handing),
-  );
+/** Inside the head's transaction: written with the state row at the commit's end (with the emission outbox, when it changed too). */
+export function writeHeadState(row: StateRow, state: HeadState): void {
+  row.stage("head", {
+    columns: () => ({
+      likes: state.counts.likes,
+      saves: state.counts.saves,
+      views: state.counts.views,
+      shares: state.counts.shares,
+      hot: state.placement.hot ? 1 : 0,
+      shards: state.placement.shards,
+      hot_since: state.hotSince,
+      handing: state.handing === null ? null : JSON.stringify(state.handing),
+    }),
+  });
 }

@@ -83,11 +83,24 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE emit_meta;
     `,
   },
+  {
+    id: 11,
+    // The emitter's outbox in the state row (lib/emission-outbox.ts): a commit that changes the counts and the
+    // outbox writes one row, not two. What the emission row held moves over; no row means nothing was emitted yet.
+    sql: `
+      ALTER TABLE state ADD COLUMN emit_seq INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE state ADD COLUMN emit_acked_seq INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE state ADD COLUMN emit_edges TEXT NOT NULL DEFAULT '[]';
+      UPDATE state SET emit_seq = coalesce((SELECT seq FROM emission), 0), emit_acked_seq = coalesce((SELECT acked_seq FROM emission), 0),
+        emit_edges = coalesce((SELECT edges FROM emission), '[]');
+      DROP TABLE emission;
+    `,
+  },
 ];
 
-/** A new head's schema: what migrations 1 to 10 build, in one script (sql-schema.ts). */
+/** A new head's schema: what migrations 1 to 11 build, in one script (sql-schema.ts). */
 export const BASELINE: Baseline = {
-  through: 10,
+  through: 11,
   sql: `
     CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
       seq INTEGER NOT NULL, moved INTEGER, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
@@ -101,12 +114,12 @@ export const BASELINE: Baseline = {
       writes      INTEGER NOT NULL,
       reported_at INTEGER NOT NULL
     );
-    CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
     CREATE TABLE unique_viewers (id INTEGER PRIMARY KEY CHECK (id = 1), sketch BLOB NOT NULL);
     CREATE TABLE state (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       likes INTEGER NOT NULL, saves INTEGER NOT NULL, views INTEGER NOT NULL, shares INTEGER NOT NULL,
-      hot INTEGER NOT NULL, shards INTEGER NOT NULL, hot_since INTEGER NOT NULL, handing TEXT
+      hot INTEGER NOT NULL, shards INTEGER NOT NULL, hot_since INTEGER NOT NULL, handing TEXT,
+      emit_seq INTEGER NOT NULL DEFAULT 0, emit_acked_seq INTEGER NOT NULL DEFAULT 0, emit_edges TEXT NOT NULL DEFAULT '[]'
     );
     INSERT INTO state (id, likes, saves, views, shares, hot, shards, hot_since, handing) VALUES (1, 0, 0, 0, 0, 0, 0, 0, NULL);
     CREATE TABLE recheck (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL, seq INTEGER NOT NULL);

@@ -52,18 +52,31 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE emit_meta;
     `,
   },
+  {
+    id: 6,
+    // The emitter's outbox in the state row (lib/emission-outbox.ts): a commit that changes the counts and the
+    // outbox writes one row, not two. What the emission row held moves over; no row means nothing was emitted yet.
+    sql: `
+      ALTER TABLE state ADD COLUMN emit_seq INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE state ADD COLUMN emit_acked_seq INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE state ADD COLUMN emit_edges TEXT NOT NULL DEFAULT '[]';
+      UPDATE state SET emit_seq = coalesce((SELECT seq FROM emission), 0), emit_acked_seq = coalesce((SELECT acked_seq FROM emission), 0),
+        emit_edges = coalesce((SELECT edges FROM emission), '[]');
+      DROP TABLE emission;
+    `,
+  },
 ];
 
-/** A new child's schema: what migrations 1 to 5 build, in one script (sql-schema.ts). */
+/** A new child's schema: what migrations 1 to 6 build, in one script (sql-schema.ts). */
 export const BASELINE: Baseline = {
-  through: 5,
+  through: 6,
   sql: `
     CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
       seq INTEGER NOT NULL, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
-    CREATE TABLE emission (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, edges TEXT NOT NULL);
     CREATE TABLE state (
       id INTEGER PRIMARY KEY CHECK (id = 1), item TEXT, idx INTEGER NOT NULL, likes INTEGER NOT NULL,
-      saves INTEGER NOT NULL, seq INTEGER NOT NULL, writes INTEGER NOT NULL, acked INTEGER NOT NULL
+      saves INTEGER NOT NULL, seq INTEGER NOT NULL, writes INTEGER NOT NULL, acked INTEGER NOT NULL,
+      emit_seq INTEGER NOT NULL DEFAULT 0, emit_acked_seq INTEGER NOT NULL DEFAULT 0, emit_edges TEXT NOT NULL DEFAULT '[]'
     );
     INSERT INTO state (id, item, idx, likes, saves, seq, writes, acked) VALUES (1, NULL, 0, 0, 0, 0, 0, 0);
   `,

@@ -10,13 +10,16 @@ import { eventQueueFor } from "../../shared/event-queue-for";
  * them. Every message plaudit sends is safe to send twice (its consumer
  * dedups or only moves forward), which is what makes the deadline sound.
  */
-export async function sendToQueue(env: Env, key: string, bodies: readonly unknown[]): Promise<void> {
+export async function sendToQueue(env: Env, key: string, bodies: readonly unknown[], options: { delaySeconds?: number } = {}): Promise<void> {
   if (bodies.length === 0) return;
   const { queue, name } = eventQueueFor(env, key);
   const work =
     bodies.length === 1
-      ? queue.send(bodies[0], { contentType: "json" })
-      : queue.sendBatch(bodies.map((body) => ({ body, contentType: "json" as const })));
+      ? queue.send(bodies[0], { contentType: "json", ...options })
+      : queue.sendBatch(
+          bodies.map((body) => ({ body, contentType: "json" as const })),
+          options,
+        );
   await withDeadline(work, config(env).QUEUE_SEND_TIMEOUT_MS, "queue send");
   metrics.count("queue_messages_total", { queue: name, event: "sent" }, bodies.length);
 }

@@ -2,12 +2,13 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { freshId, like } from "../workers/helpers";
 import { SHARDS, child, delivered, handedOver, head, likeBelowHotRate, makeHot, settledLikes, users } from "./hot-helpers";
+import { hold, release, setHeld } from "../workers/fault-points";
 
 /** Every child of the item, hung or answering again (their adopt calls wait while it is set). */
 async function hangAdopts(key: string, hang: boolean): Promise<void> {
   for (let i = 0; i < SHARDS; i++) {
     await runInDurableObject(child(key, i), (instance) => {
-      instance.faults.hangAdopts = hang;
+      setHeld(instance, "adopt", hang);
     });
   }
 }
@@ -28,7 +29,7 @@ describe("object-to-object calls of a hot item have deadlines", () => {
     expect(await settledLikes(key, wave.length)).toBe(wave.length);
 
     await runInDurableObject(head(key), (instance) => {
-      instance.faults.hangReports = true;
+      hold(instance, "report");
     });
     const late = await users(8);
     const answers = await Promise.all(late.map((u) => like(u.token, id)));
@@ -38,7 +39,7 @@ describe("object-to-object calls of a hot item have deadlines", () => {
     await expect.poll(() => failedReports(key), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
 
     await runInDurableObject(head(key), (instance) => {
-      instance.faults.hangReports = false;
+      release(instance, "report");
     });
     expect(await settledLikes(key, wave.length + late.length)).toBe(wave.length + late.length);
   });

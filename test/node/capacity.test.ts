@@ -1,15 +1,22 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { evaluate, limitsCrossed, type Measured, type Prices, type Workload } from "../../capacity/model";
+import { ConfigSchema } from "../../shared/config";
+import { pathEstimate, type LatencyInputs } from "../../capacity/latency";
+import { cacheLifetimesS, evaluate, evaluateTier, limitsCrossed, needs, rates, shapeReadPath, tierShape, type Measured, type Prices, type Workload } from "../../capacity/model";
 import { measuredFromReports } from "../../capacity/measured";
+import { passes, perUnit, priceOf, type PassInputs } from "../../capacity/passes";
+import { databasesSpanned, MAX_STORE_ROUND_TRIPS, readPath, sumTo, ttlHitRate, zipfExponentFor } from "../../capacity/reads";
 import { renderCapacity } from "../../capacity/render";
+import { benchCheck } from "../../capacity/render-sections";
 
 const root = resolve(import.meta.dirname, "../..");
 const read = <T>(path: string): T => JSON.parse(readFileSync(resolve(root, path), "utf8")) as T;
 const prices = read<Prices>("capacity/prices.json");
 const workload = read<Workload>("capacity/workload.json");
 const measured = read<Measured>("capacity/measured.json");
+const latency = read<LatencyInputs>("capacity/latency.json");
+const passInputs = read<PassInputs>("capacity/passes.json");
 
 describe("the capacity model", () => {
   it("takes its measured costs from the committed bench reports, not from a hand-typed file", () => {
@@ -17,7 +24,7 @@ describe("the capacity model", () => {
   });
 
   it("is what docs/capacity.md says: the committed page matches the committed inputs (run npm run capacity)", () => {
-    expect(readFileSync(resolve(root, "docs/capacity.md"), "utf8")).toBe(renderCapacity(workload, measured, prices));
+    expect(readFileSync(resolve(root, "docs/capacity.md"), "utf8")).toBe(renderCapacity(workload, measured, prices, latency, passInputs));
   });
 
   it("costs twice as much in usage-billed lines at twice the load", () => {
@@ -25,7 +32,7 @@ describe("the capacity model", () => {
     const one = evaluate(base, workload, measured, prices);
     const two = evaluate({ ...base, likesPerSecond: base.likesPerSecond * 2, unlikesPerSecond: base.unlikesPerSecond * 2, countReadsPerSecond: base.countReadsPerSecond * 2 }, workload, measured, prices);
     const line = (r: typeof one, name: string) => r.costs.find((c) => c.component === name)!.monthlyUsd;
-    for (const name of ["Workers requests", "Durable Objects requests", "Durable Objects rows written", "Queues", "D1 rows written"]) {
+    for (const name of ["Workers requests", "Durable Objects rows written", "Queues", "D1 rows written"]) {
       expect(line(two, name)).toBeCloseTo(2 * line(one, name), 6);
     }
     expect(line(two, "Durable Objects storage")).toBe(line(one, "Durable Objects storage"));
@@ -53,3 +60,128 @@ describe("the capacity model", () => {
     expect(limits[0]!.ratio).toBeGreaterThan(1);
   });
 });
+
+describe("queries per feed, from the layout and the caches", () => {
+  it("reads the caches' lifetimes and the round-trip bound from the code", () => {
+    const defaults = ConfigSchema.parse({});
+    expect(cacheLifetimesS()).toEqual({ memory: defaults.READ_CACHE_MEMORY_TTL_MS / 1000, edge: defaults.READ_CACHE_EDGE_TTL_MS / 1000 });
+    const source = readFileSync(resolve(root, "workers/stores/item-counts.ts"), "utf8");
+    expect(source).toContain(`export const MAX_ROUND_TRIPS = ${MAX_STORE_ROUND_TRIPS};`);
+  });
+
+  it("sums a Zipf series as the exact sum does, and finds the exponent that gives the customer's top share", () => {
+    expect(sumTo(100_000, (i) => 1 / i)).toBeCloseTo(Math.log(100_000) + 0.5772156649 + 1 / 200_000, 4);
+    const n = 1e6;
+    const s = zipfExponentFor(n, 0.001, 0.5);
+    let top = 0;
+    let all = 0;
+    for (let i = 1; i <= n; i++) {
+      all += i ** -s;
+      if (i <= n * 0.001) top += i ** -s;
+    }
+    expect(top / all).toBeCloseTo(0.5, 3);
+  });
+
+  it("gives the counted figures of the committed feed bench under its conditions", () => {
+    const { predicted, rowsPerItem } = benchCheck(measured);
+    // K = 1: every store read is one D1 query, so the counted D1 queries per feed are the store reads per feed.
+    expect(Math.abs(predicted.d1QueriesPerFeed - measured.feedBench.d1QueriesPerFeed)).toBeLessThan(0.01);
+    expect(predicted.roundTripsPerStoreRead).toBeCloseTo(1, 6);
+    // A lookup reads its JSON parameter and its row: about two rows per item asked, as docs/reads.md states.
+    expect(rowsPerItem).toBeGreaterThan(1.8);
+    expect(rowsPerItem).toBeLessThan(2.3);
+  });
+
+  it("recomputes a feed's store reads and queries by the stated formula", () => {
+    const load = { items: 1e6, zipf: 0.9, feedsPerSecond: 2_000, feedItems: 50, isolates: 20, locations: 10, memoryTtlS: 1, edgeTtlS: 2, countDatabases: 8 };
+    const path = readPath(load);
+    expect(path.feedMissRate).toBeCloseTo(1 - (1 - path.itemMissRate) ** 50, 9);
+    let d1 = 0;
+    let central = 0;
+    for (let n = 1; n <= 50; n++) {
+      const chance = Math.exp(lnChoose(50, n) + n * Math.log(path.itemMissRate) + (50 - n) * Math.log(1 - path.itemMissRate));
+      const { one, two } = databasesSpanned(n, 8);
+      d1 += chance * (one + 2 * two);
+      central += chance * (1 - one - two);
+    }
+    expect(path.d1QueriesPerFeed).toBeCloseTo(d1, 9);
+    expect(path.centralRequestsPerFeed).toBeCloseTo(central, 9);
+    expect(path.roundTripsPerStoreRead).toBeLessThanOrEqual(MAX_STORE_ROUND_TRIPS);
+    // Longer lifetimes or fewer isolates only raise the hit rate.
+    expect(readPath({ ...load, edgeTtlS: 10 }).itemMissRate).toBeLessThan(path.itemMissRate);
+    expect(readPath({ ...load, isolates: 1 }).itemMissRate).toBeLessThan(path.itemMissRate);
+    expect(ttlHitRate(3, 1)).toBeCloseTo(0.75, 12);
+  });
+
+  it("spans databases as counting does: n items in K cells", () => {
+    // Three items in three databases: all in one 3/27, in exactly two 18/27.
+    expect(databasesSpanned(3, 3).one).toBeCloseTo(3 / 27, 12);
+    expect(databasesSpanned(3, 3).two).toBeCloseTo(18 / 27, 12);
+    // Five items in two databases: all in one 2/32, the rest in both.
+    expect(databasesSpanned(5, 2)).toEqual({ one: 2 / 32, two: 1 - 2 / 32 });
+  });
+
+  it("sizes K so that a feed's D1 queries do not grow with it: past two databases feeds go to the central store", () => {
+    for (const shape of [...workload.shapes, ...workload.tiers.map((t) => tierShape(t, workload))]) {
+      const result = evaluate(shape, workload, measured, prices);
+      const k = result.needs.d1Databases;
+      expect(result.rates.d1Queries / k).toBeLessThanOrEqual(prices.d1.queriesPerSecondPerDatabase.value * 0.8);
+      if (k > 2) expect(result.reads.d1QueriesPerFeed).toBeLessThan(1e-3);
+      // The fewest databases that carry the load: one fewer would not.
+      if (k > 3) {
+        const below = needs(rates(shape, workload, measured, shapeReadPath(shape, workload, k - 1)), workload, measured, prices, shape);
+        expect(below.d1Databases).toBeGreaterThan(k - 1);
+      }
+      expect(result.rates.storeReads).toBeCloseTo(result.rates.feeds * result.reads.storeReadsPerFeed, 6);
+    }
+  });
+});
+
+describe("latency, availability and background passes", () => {
+  it("composes a like and a feed from the stated parts, and availability along each path", () => {
+    const { result } = evaluateTier(workload.tiers[0]!, workload, measured, prices);
+    const e = pathEstimate(result, workload, latency);
+    const ms = latency.latencyMs;
+    expect(e.likeNearMs).toBe(workload.assumptions.workerCpuMsPerRequest.value + ms.nearRegion.value + ms.objectCommit.value);
+    expect(e.likeAvailability).toBeCloseTo(latency.availability.workers.value * latency.availability.durableObjects.value, 12);
+    if (result.needs.d1Databases > 2) {
+      expect(e.feedStore).toBe("central store");
+      const store = 1 - (1 - latency.availability.centralStore.value) * (1 - latency.availability.d1.value);
+      expect(e.feedAvailability).toBeCloseTo(latency.availability.workers.value * store, 12);
+    }
+    for (const f of [...Object.values(latency.latencyMs), ...Object.values(latency.availability)]) expect(f.source).toMatch(/https:\/\/|assumption|capacity\/prices\.json/);
+  });
+
+  it("prices and times every pass from its counted costs per item", () => {
+    for (const tier of workload.tiers) {
+      const { result, peak } = evaluateTier(tier, workload, measured, prices);
+      // Sized for the peak, billed on the average.
+      expect(result.needs).toEqual(peak.needs);
+      expect(result.rates.writes).toBeCloseTo(peak.rates.writes * workload.assumptions.tierAverageToPeak.value, 6);
+      const k = result.needs.d1Databases;
+      const items = workload.likedItems * (result.shape.dataScale ?? 1);
+      for (const pass of passes(result, workload, prices, passInputs, latency)) {
+        expect(pass.usd).toBeCloseTo(priceOf(pass.work, workload, prices), 6);
+        expect(pass.seconds).toBeGreaterThan(0);
+        if (pass.name === "reconciliation") {
+          expect(pass.units).toBe(items);
+          expect(pass.work.d1Queries).toBeCloseTo(items * (1 + k / 100), 0);
+          expect(pass.work.objectCalls).toBe(items);
+          const d1Spare = k * prices.d1.queriesPerSecondPerDatabase.value - result.rates.d1Queries;
+          expect(pass.seconds).toBeGreaterThanOrEqual(pass.work.d1Queries / d1Spare - 1e-6);
+        }
+        if (pass.name === "import") {
+          expect(pass.units).toBe(passInputs.importEdges);
+          expect(pass.work.queueMessages).toBe(passInputs.importEdges * passInputs.import.queueMessages);
+        }
+      }
+      expect(perUnit("D1 rebuild", k, passInputs).centralReads).toBe(k > 2 ? 1 : 0);
+    }
+  });
+});
+
+function lnChoose(n: number, k: number): number {
+  let sum = 0;
+  for (let j = 1; j <= k; j++) sum += Math.log((n - k + j) / j);
+  return sum;
+}

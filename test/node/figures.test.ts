@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { figureBlocks, readReports, regenerate, renderFigure, runFigure, staleFigures, type FigureReport } from "../../bench/lib/figures";
+import { figureBlocks, pendingBlocks, readReports, regenerate, renderFigure, runFigure, staleFigures, type FigureReport } from "../../bench/lib/figures";
 
 const root = resolve(import.meta.dirname, "../..");
 const reports = readReports(join(root, "bench", "reports"));
@@ -34,6 +34,17 @@ describe("the figure tables in docs/", () => {
 
   it.each(docs.filter(({ text }) => figureBlocks(text).length > 0))("$doc: every table equals what its report renders", ({ text }) => {
     expect(staleFigures(text, reports)).toEqual([]);
+  });
+
+  it("still to take each name the command that writes their report, and none has a report waiting to be rendered", () => {
+    const pending = docs.flatMap(({ doc, text }) => pendingBlocks(text).map((block) => ({ doc, ...block })));
+    for (const { doc, name, command } of pending) {
+      expect(command, `${doc}: ${name}`).toMatch(/^npm run (bench|bench:import) -- /);
+      // A viral run writes its step table as NAME-steps beside NAME.
+      expect(command.split(" "), `${doc}: ${name}`).toContain(name.replace(/-steps$/, ""));
+      expect(command, `${doc}: ${name}`).toMatch(new RegExp(`--figure ${name.replace(/-steps$/, "")}( |$)`));
+      expect(reports.has(name), `${doc}: bench/reports/${name}.json exists: run npm run figures`).toBe(false);
+    }
   });
 
   it("leave no committed report unused", () => {
@@ -69,6 +80,18 @@ describe("a figure table", () => {
     expect(edited).not.toBe(rendered);
     expect(staleFigures(edited, reports)).toEqual(["sample"]);
     expect(regenerate(edited, reports)).toBe(rendered);
+  });
+
+  it("still to take stays as it is until its report comes, then is rendered like any other", () => {
+    const pending = "intro\n\n<!-- figures-pending:sample `npm run bench -- --scenario write --figure sample` -->\n| old | 1 |\n<!-- /figures -->\n";
+    expect(pendingBlocks(pending)).toEqual([{ name: "sample", command: "npm run bench -- --scenario write --figure sample" }]);
+    expect(staleFigures(pending, new Map())).toEqual([]);
+    expect(regenerate(pending, new Map())).toBe(pending);
+    const reports = new Map([["sample", sample]]);
+    expect(staleFigures(pending, reports)).toEqual(["sample"]);
+    const filled = regenerate(pending, reports);
+    expect(filled).toBe(`intro\n\n<!-- figures:sample -->\n${renderFigure(sample)}<!-- /figures -->\n`);
+    expect(staleFigures(filled, reports)).toEqual([]);
   });
 
   it("without a report is an error, not a table left as it was", () => {

@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { checkCycles, checkLayering, importCycles, violations } from "../../scripts/layering";
+import { checkCycles, checkLayering, checkSqlFloor, importCycles, sqlOffFloor, violations } from "../../scripts/layering";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -49,6 +49,13 @@ describe("the import layering", () => {
     expect(violations("durable-objects/lib/x.ts", 'import type { A } from "../UserLikes";')).toHaveLength(1);
     expect(violations("durable-objects/UserLikes.ts", 'import { a } from "./lib/emitter";')).toHaveLength(0);
     expect(violations("workers/somewhere/x.ts", 'import { a } from "../../shared/log";')).toHaveLength(1);
+  });
+
+  it("keeps every D1 statement of the Worker in workers/stores/", () => {
+    expect(checkSqlFloor(root)).toEqual([]);
+    expect(sqlOffFloor("workers/pipeline/x.ts", 'await d1(env, db, "x").run(db.prepare("DELETE FROM blocks"));')).toBe(true);
+    expect(sqlOffFloor("workers/stores/x.ts", 'await d1(env, db, "x").run(db.prepare("DELETE FROM blocks"));')).toBe(false);
+    expect(sqlOffFloor("workers/pipeline/x.ts", 'await deleteBlocksOf(env, user, "x");')).toBe(false);
   });
 
   it("finds an import circle, a type-only one included", () => {

@@ -9,6 +9,7 @@ import { userObjectName } from "../../shared/object-names";
 import { drainIntents } from "../../workers/likes/intents";
 import { call, freshId, json, like, tokenFor, unlike } from "./helpers";
 import { itemStub } from "./pipeline-helpers";
+import { setHeld } from "./fault-points";
 
 /*
  * One clock (I6): every late action of a user on an item (a toggle that
@@ -58,7 +59,7 @@ async function finalState(user: string, item: string): Promise<{ liked: boolean;
 
 async function setUnreachable(user: string, unreachable: boolean): Promise<void> {
   await runInDurableObject(userStub(user), (instance) => {
-    instance.faults.unreachable = unreachable;
+    setHeld(instance, "toggle", unreachable, { fail: true });
   });
 }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ApplyResult } from "../../shared/contracts";
 import type { EdgeChange } from "../../shared/edges";
 import { call, countOf, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
+import { failNext } from "./fault-points";
 
 const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
@@ -64,7 +65,7 @@ describe("an acknowledged like survives an item side that fails", () => {
     const id = freshId();
     const item = itemStub(`post:${id}`);
     await runInDurableObject(item, (instance) => {
-      instance.faults.applyFailures = 1;
+      failNext(instance, "apply", 1);
     });
     const res = await like(user.token, id);
     expect(res.status).toBe(200);
@@ -87,7 +88,7 @@ describe("an acknowledged like survives an item side that fails", () => {
     const item = itemStub(`post:${id}`);
     // The item side refuses every delivery until the test lets it recover.
     await runInDurableObject(item, (instance) => {
-      instance.faults.applyFailures = 1_000;
+      failNext(instance, "apply", 1_000);
     });
     for (const answer of [await like(user.token, id), await unlike(user.token, id), await like(user.token, id)]) expect(answer.status).toBe(200);
     // One edge waits, however many times it changed.
@@ -95,7 +96,7 @@ describe("an acknowledged like survives an item side that fails", () => {
     expect((await item.read()).counts.likes).toBe(0);
 
     await runInDurableObject(item, (instance) => {
-      instance.faults.applyFailures = 0;
+      failNext(instance, "apply", 0);
     });
     // Its own retry may run first; either way the alarm delivers it.
     await runDurableObjectAlarm(userStub(user.id));
@@ -114,7 +115,7 @@ describe("an acknowledged like survives an item side that fails", () => {
     const id = freshId();
     const item = itemStub(`post:${id}`);
     await runInDurableObject(item, (instance) => {
-      instance.faults.applyFailures = 8;
+      failNext(instance, "apply", 8);
     });
     await like(user.token, id);
     for (let attempt = 0; attempt < 7; attempt++) {
@@ -132,7 +133,7 @@ describe("an acknowledged like survives an item side that fails", () => {
     const id = freshId();
     const item = itemStub(`post:${id}`);
     await runInDurableObject(item, (instance) => {
-      instance.faults.applyFailures = 2;
+      failNext(instance, "apply", 2);
     });
     await like(user.token, id);
     expect(await json(await unlike(user.token, id))).toMatchObject({ status: "unliked", count: 0 });

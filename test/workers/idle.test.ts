@@ -11,12 +11,11 @@ const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u
 function leftovers(_: unknown, state: DurableObjectState) {
   const sql = state.storage.sql;
   const tables = new Set(sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray().map((t) => t.name));
-  // A user's outbox is the list in its state row; an item's emissions are the list in its emission row.
-  const outbox = tables.has("state") && sql.exec("SELECT name FROM pragma_table_info('state') WHERE name = 'outbox'").toArray().length > 0
-    ? (JSON.parse(sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox) as unknown[]).length
-    : 0;
-  const emission = tables.has("emission")
-    ? sql.exec<{ seq: number; acked_seq: number; edges: string }>("SELECT seq, acked_seq, edges FROM emission").toArray()[0]
+  // A user's outbox is the list in its state row; an item's emissions are the list in its state row's emit_ columns.
+  const columns = tables.has("state") ? new Set(sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('state')").toArray().map((c) => c.name)) : new Set();
+  const outbox = columns.has("outbox") ? (JSON.parse(sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox) as unknown[]).length : 0;
+  const emission = columns.has("emit_edges")
+    ? sql.exec<{ seq: number; acked_seq: number; edges: string }>("SELECT emit_seq AS seq, emit_acked_seq AS acked_seq, emit_edges AS edges FROM state").toArray()[0]
     : undefined;
   return state.storage.getAlarm().then((alarm) => ({
     alarm,

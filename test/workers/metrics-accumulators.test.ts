@@ -6,6 +6,7 @@ import { Recorder } from "../../metrics/recorder";
 import { accumulator, METRICS_ACCUMULATORS } from "../../metrics/accumulators";
 import { call, freshId, like, newUser, tokenFor } from "./helpers";
 import { sample, scrape } from "./metrics-exposition";
+import { failNext, loseReplies as loseRepliesOf } from "./fault-points";
 
 let service: string;
 
@@ -68,7 +69,7 @@ describe("merging the accumulators", () => {
 
   it("answers 503 when an accumulator cannot be read, rather than a partial sum", async () => {
     await runInDurableObject(accumulator(env, 4), (instance) => {
-      instance.faults.readFailures = 1;
+      failNext(instance, "read", 1);
     });
     const res = await call("GET", "/metrics", { token: service });
     expect(res.status).toBe(503);
@@ -81,7 +82,7 @@ describe("merging the accumulators", () => {
       Promise.all(
         Array.from({ length: METRICS_ACCUMULATORS }, (_, i) =>
           runInDurableObject(accumulator(env, i), (instance) => {
-            instance.faults.lostReplies = n;
+            loseRepliesOf(instance, "merge", n);
           }),
         ),
       );

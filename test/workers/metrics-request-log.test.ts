@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../workers/app";
 import { accumulator } from "../../metrics/accumulators";
 import { call, freshId, tokenFor } from "./helpers";
+import { failNext } from "./fault-points";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -44,7 +45,7 @@ describe("JSON log lines", () => {
   it("writes one error line with the request id for a server error", async () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     await runInDurableObject(accumulator(env, 0), (instance) => {
-      instance.faults.readFailures = 1;
+      failNext(instance, "read", 1);
     });
     const res = await call("GET", "/metrics", { token: await tokenFor(freshId(), { role: "service" }) });
     expect(res.status).toBe(503);

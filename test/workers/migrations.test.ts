@@ -67,7 +67,7 @@ describe("object migrations", () => {
     const chained = await build(stub(), migrations);
     const fromBaseline = await build(stub(), migrations, baseline);
     expect(fromBaseline.schema).toEqual(chained.schema);
-    expect(fromBaseline.schema.length).toBeGreaterThan(3);
+    expect(fromBaseline.schema.length).toBeGreaterThanOrEqual(3);
     expect(fromBaseline.rowsWritten).toBeLessThan(chained.rowsWritten);
   });
 
@@ -163,7 +163,7 @@ describe("object migrations", () => {
     });
   });
 
-  it("upgrades an item head created at migration 9 with edges waiting to be emitted: one emission row, then sent and acknowledged", async () => {
+  it("upgrades an item head created at migration 9 with edges waiting to be emitted: the outbox in its state row, then sent and acknowledged", async () => {
     const key = `post:${freshId()}`;
     await runInDurableObject(itemStub(key), (_, state) => {
       new SqlSchema(state.storage, upTo(ITEM_MIGRATIONS, 9)).ensure();
@@ -175,8 +175,10 @@ describe("object migrations", () => {
     });
     await abortAllDurableObjects();
     const upgraded = await runInDurableObject(itemStub(key), (_, state) => ({
-      row: state.storage.sql.exec<{ seq: number; acked_seq: number; edges: string }>("SELECT seq, acked_seq, edges FROM emission").one(),
-      tables: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name IN ('emit_edges', 'emit_meta')").toArray(),
+      row: state.storage.sql
+        .exec<{ seq: number; acked_seq: number; edges: string }>("SELECT emit_seq AS seq, emit_acked_seq AS acked_seq, emit_edges AS edges FROM state")
+        .one(),
+      tables: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name IN ('emit_edges', 'emit_meta', 'emission')").toArray(),
     }));
     expect({ ...upgraded.row, edges: JSON.parse(upgraded.row.edges) }).toEqual({
       seq: 3,
@@ -188,6 +190,31 @@ describe("object migrations", () => {
     await expect
       .poll(async () => (({ seq, ackedSeq, pendingEdges }) => ({ seq, ackedSeq, pendingEdges }))(await itemStub(key).emissionState()), { timeout: 20_000, interval: 200 })
       .toEqual({ seq: 3, ackedSeq: 3, pendingEdges: 0 });
+  });
+
+  it.each([
+    ["item head", () => itemStub(`post:${freshId()}`), ITEM_MIGRATIONS, 10],
+    ["item child", () => env.ITEM_SHARD.get(env.ITEM_SHARD.idFromName(shardObjectName(`post:${freshId()}`, 0))), SHARD_MIGRATIONS, 5],
+  ] as const)("moves an %s's emission row into its state row, keeping the counts and what waits for acknowledgement", async (_, stub, migrations, through) => {
+    const object = stub();
+    const edges = JSON.stringify([["1", "likes", 1, 1, 1, 5], ["2", "likes", 0, 1, 4, 6]]);
+    const read = () =>
+      runInDurableObject(object, (_, state) => {
+        const sql = state.storage.sql;
+        return {
+          row: sql.exec<{ likes: number; seq: number; acked: number; edges: string }>(
+            "SELECT likes, emit_seq AS seq, emit_acked_seq AS acked, emit_edges AS edges FROM state",
+          ).one(),
+          tables: sql.exec("SELECT name FROM sqlite_master WHERE name = 'emission'").toArray(),
+        };
+      });
+    await runInDurableObject(object, (_, state) => {
+      new SqlSchema(state.storage, upTo(migrations, through)).ensure();
+      state.storage.sql.exec("UPDATE state SET likes = 7");
+      state.storage.sql.exec("INSERT INTO emission (id, seq, acked_seq, edges) VALUES (1, 9, 4, ?)", edges);
+      new SqlSchema(state.storage, migrations).ensure();
+    });
+    expect(await read()).toEqual({ row: { likes: 7, seq: 9, acked: 4, edges }, tables: [] });
   });
 
   it("upgrades a user object created at migration 3: its old likes list with a null liked_at, after the ones that have a time", async () => {

@@ -5,13 +5,14 @@ import { userObjectName } from "../../shared/object-names";
 import { drainIntents } from "../../workers/likes/intents";
 import { call, freshId, json, like, newUser, unlike } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
+import { setHeld } from "./fault-points";
 
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(userObjectName(id)));
 
 /** The user's object hangs on every toggle while `unreachable` is set, then fails it: no toggle reaches it. */
 async function setUnreachable(user: string, unreachable: boolean): Promise<void> {
   await runInDurableObject(userStub(user), (instance) => {
-    instance.faults.unreachable = unreachable;
+    setHeld(instance, "toggle", unreachable, { fail: true });
   });
 }
 

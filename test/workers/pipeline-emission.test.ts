@@ -65,7 +65,7 @@ describe("items emit their counts and edges until the stores have them", () => {
     const item = itemStub(`post:${id}`);
     const outbox = () =>
       runInDurableObject(item, (_, state) =>
-        (JSON.parse(state.storage.sql.exec<{ edges: string }>("SELECT edges FROM emission").toArray()[0]?.edges ?? "[]") as [string][]).map(([user]) => user).sort(),
+        (JSON.parse(state.storage.sql.exec<{ emit_edges: string }>("SELECT emit_edges FROM state").toArray()[0]?.emit_edges ?? "[]") as [string][]).map(([user]) => user).sort(),
       );
     for (const [n, user] of [await newUser(), await newUser()].entries()) {
       await like(user.token, id);

@@ -12,6 +12,7 @@ import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
 import { scrape, type Family } from "./metrics-exposition";
 import { central } from "./pipeline-helpers";
 import { MAX_ROUND_TRIPS, readBookmark } from "../../workers/stores/item-counts";
+import { failNext } from "./fault-points";
 
 const K = config(env).COUNT_DATABASES;
 const READ_ROUTES = ["/v1/count", "/v1/counts"];
@@ -273,7 +274,7 @@ describe("degraded reads: the regional store fails", () => {
     const longAgo = Date.now() - 3_600_000;
     await edgePut(key, { counts: { ...zeroCounts(), likes: 7 }, asOf: longAgo }, 1_000, longAgo, config(env).LAST_KNOWN_CACHE_SECONDS);
     await runInDurableObject(itemStub(key), (instance) => {
-      instance.faults.readFailures = 100;
+      failNext(instance, "read", 100);
     });
     await withStoreFailing(async () => {
       const single = await countOne(key);
@@ -290,7 +291,7 @@ describe("degraded reads: the regional store fails", () => {
   it("answers 503 with Retry-After when nothing is known and the item's object fails too", async () => {
     const key = `post:${freshId()}`;
     await runInDurableObject(itemStub(key), (instance) => {
-      instance.faults.readFailures = 100;
+      failNext(instance, "read", 100);
     });
     await withStoreFailing(async () => {
       const res = await countOne(key);

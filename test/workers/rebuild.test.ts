@@ -5,7 +5,7 @@ import { indexDraw, userIndexDraw } from "../../shared/item-index";
 import type { RebuildResponse, RebuildTarget } from "../../shared/rebuild";
 import { runRebuild, type RebuildProgress } from "../../shared/rebuild-run";
 import { countDatabaseFor, countDatabases, indexDatabaseFor, userIndexDatabaseFor } from "../../workers/stores/count-databases";
-import { indexPage } from "../../workers/pipeline/index-walk";
+import { indexPage } from "../../workers/stores/index-walk";
 import { Alternator } from "../../workers/stores/alternator";
 import { edgeVersion } from "../../shared/emissions";
 import { splitItem } from "../../workers/stores/item-key";

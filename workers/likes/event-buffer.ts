@@ -26,6 +26,8 @@ let flushScheduled = false;
  */
 export function recordEvent(rt: Runtime, key: string, counter: EventCounter, idempotencyKey?: string, viewer?: string): boolean {
   let entry = pending.get(key);
+  // A burst over many items is sent as it comes instead of gathered for a second: the buffer never holds more than its bound.
+  if (!entry && pending.size >= config(rt.env).EVENT_BUFFER_ITEMS) rt.ctx.waitUntil(flushEvents(rt));
   if (!entry) {
     entry = { counts: { views: 0, shares: 0 }, keyed: new Map(), viewers: new ViewerBatch(), attempts: 0 };
     pending.set(key, entry);
@@ -73,8 +75,17 @@ export async function flushEvents(rt: Runtime): Promise<void> {
   );
 }
 
+/** Items whose views and shares wait in this isolate for the next flush. */
+export function bufferedItems(): number {
+  return pending.size;
+}
+
 function requeue(rt: Runtime, key: string, failed: Pending & { attempts: number }): void {
   const current = pending.get(key);
+  if (!current && pending.size >= config(rt.env).EVENT_BUFFER_ITEMS) {
+    log("error", "event_batch_dropped", { item: key, views: failed.counts.views, shares: failed.counts.shares });
+    return;
+  }
   if (!current) {
     pending.set(key, { ...failed, attempts: failed.attempts + 1 });
   } else {

@@ -1,17 +1,15 @@
 import type { ToggleLimits, ToggleRequest, ToggleResult } from "../../shared/contracts";
 import type { ToggleCounter } from "../../shared/counters";
 import { DeadlineExceeded } from "../../shared/deadline";
-import { eventQueueFor } from "../../shared/event-queue-for";
 import type { DrainIntentsRequest } from "../../shared/intents";
 import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
-import { d1 } from "../stores/d1";
+import { deleteIntents, insertIntent, intentsFor, intentsOf, usersWithIntents, type IntentRow, type NewIntent } from "../stores/pending-intents";
+import { sendToQueue } from "../../durable-objects/lib/queue-send";
 import { userLikes } from "../lib/objects";
 
 /** A toggle kept while the user's object could not be reached: the target state and when it was asked. */
-export type Intent = { user: string; item: string; counter: ToggleCounter; on: boolean; askedAt: number; limits?: ToggleLimits };
-
-type IntentRow = { id: number; item: string; counter: ToggleCounter; target: number; asked_at: number; limits: string | null };
+export type Intent = NewIntent;
 
 const CALLER = "intents";
 /** A user's intents read per drain; a larger backlog sends the drain again at once for the rest. */
@@ -43,16 +41,7 @@ export function unreachable(error: unknown): boolean {
 
 /** Keeps a toggle in the durable buffer (D1, `pending_intents`) and asks for the user's drain, a second later. */
 export async function keepIntent(env: Env, intent: Intent): Promise<void> {
-  await d1(env, env.DB, CALLER).run(
-    env.DB.prepare("INSERT INTO pending_intents (user_id, item, counter, target, asked_at, limits) VALUES (?, ?, ?, ?, ?, ?)").bind(
-      intent.user,
-      intent.item,
-      intent.counter,
-      intent.on ? 1 : 0,
-      intent.askedAt,
-      intent.limits ? JSON.stringify(intent.limits) : null,
-    ),
-  );
+  await insertIntent(env, intent);
   metrics.count("pending_intents_total", { outcome: "kept" });
   const now = Date.now();
   if ((asked.get(intent.user) ?? 0) > now - ASK_WINDOW_MS) return;
@@ -63,11 +52,9 @@ export async function keepIntent(env: Env, intent: Intent): Promise<void> {
 }
 
 async function askDrain(env: Env, user: string, attempt: number): Promise<void> {
-  const { queue, name } = eventQueueFor(env, user);
   const request: DrainIntentsRequest = { v: 1, kind: "drain_intents", user, attempt };
   const delaySeconds = attempt === 0 ? 1 : RETRY_DELAYS[Math.min(attempt, RETRY_DELAYS.length) - 1]!;
-  await queue.send(request, { contentType: "json", delaySeconds });
-  metrics.count("queue_messages_total", { queue: name, event: "sent" });
+  await sendToQueue(env, user, [request], { delaySeconds });
 }
 
 export type UserDrain = { settled: number; left: "none" | "more" | "unreachable" };
@@ -82,9 +69,7 @@ export type UserDrain = { settled: number; left: "none" | "more" | "unreachable"
  * the rest stay for the next drain.
  */
 export async function drainUser(env: Env, user: string): Promise<UserDrain> {
-  const rows = await d1(env, env.DB, CALLER).all<IntentRow>(
-    env.DB.prepare("SELECT id, item, counter, target, asked_at, limits FROM pending_intents WHERE user_id = ? ORDER BY id LIMIT ?").bind(user, USER_BATCH),
-  );
+  const rows = await intentsOf(env, user, USER_BATCH);
   const settled: number[] = [];
   let left: UserDrain["left"] = rows.length === USER_BATCH ? "more" : "none";
   for (let start = 0; start < rows.length; start += CALL_BATCH) {
@@ -105,11 +90,7 @@ export async function drainUser(env: Env, user: string): Promise<UserDrain> {
       settled.push(batch[i]!.id);
     }
   }
-  if (settled.length > 0) {
-    await d1(env, env.DB, CALLER).run(
-      env.DB.prepare("DELETE FROM pending_intents WHERE id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(settled)),
-    );
-  }
+  if (settled.length > 0) await deleteIntents(env, settled);
   return { settled: settled.length, left };
 }
 
@@ -131,14 +112,12 @@ export async function answerDrain(env: Env, request: DrainIntentsRequest): Promi
 
 /** The cron's pass: every user with kept intents (up to CRON_USERS), drained in parallel. Returns how many intents were settled. */
 export async function drainIntents(env: Env): Promise<number> {
-  const users = await d1(env, env.DB, CALLER).all<{ user_id: string }>(
-    env.DB.prepare("SELECT DISTINCT user_id FROM pending_intents LIMIT ?").bind(CRON_USERS),
-  );
+  const users = await usersWithIntents(env, CRON_USERS);
   let settled = 0;
   let next = 0;
   const worker = async () => {
     while (next < users.length) {
-      const user = users[next++]!.user_id;
+      const user = users[next++]!;
       settled += await drainUser(env, user).then(
         (drain) => drain.settled,
         (error: unknown) => (log("warn", "intents_drain_failed", { error: String(error) }), 0),
@@ -151,9 +130,7 @@ export async function drainIntents(env: Env): Promise<number> {
 
 /** The latest pending intent of each of a user's items for one counter, for read-your-writes; empty (the usual case) costs one indexed query. */
 export async function pendingOf(env: Env, user: string, counter: ToggleCounter): Promise<Map<string, { on: boolean; askedAt: number }>> {
-  const rows = await d1(env, env.DB, CALLER).all<{ item: string; target: number; asked_at: number }>(
-    env.DB.prepare("SELECT item, target, asked_at FROM pending_intents WHERE user_id = ? AND counter = ? ORDER BY id LIMIT ?").bind(user, counter, USER_BATCH),
-  );
+  const rows = await intentsFor(env, user, counter, USER_BATCH);
   const latest = new Map<string, { on: boolean; askedAt: number }>();
   for (const row of rows) {
     const known = latest.get(row.item);

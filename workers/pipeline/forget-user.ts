@@ -4,12 +4,14 @@ import { log } from "../../shared/log";
 import { sendToQueue } from "../../durable-objects/lib/queue-send";
 import type { ForgetUserRequest } from "../../shared/removal";
 import { withRetries } from "../../shared/retries";
-import { countDatabases, userIndexDatabaseFor } from "../stores/count-databases";
-import { d1 } from "../stores/d1";
+import { deleteBlocksOf } from "../stores/blocks";
+import { countDatabases } from "../stores/count-databases";
+import { unindexUser } from "../stores/index-walk";
+import { deleteIntentsOf } from "../stores/pending-intents";
 import { userLikes } from "../lib/objects";
 import type { CentralStore } from "../stores/central-store";
 import { centralStore } from "../stores/central-tables";
-import { settingsFromRow, type SettingsColumns } from "../stores/item-settings";
+import { clearOwner, ownedSettings, settingsFromRow } from "../stores/item-settings";
 import type { RequestMessage } from "./requests";
 
 const CALLER = "forget_user";
@@ -54,10 +56,9 @@ export async function answerForgets(env: Env, queue: string, requests: readonly 
 async function forgetUser(env: Env, user: string): Promise<boolean> {
   const central = await centralStore(env);
   if (central && (await central.forgetUser(user, EDGES_PER_MESSAGE)) === EDGES_PER_MESSAGE) return false;
-  const index = userIndexDatabaseFor(env, user);
-  await d1(env, index, CALLER).run(index.prepare("DELETE FROM user_index WHERE user = ?").bind(user));
-  await d1(env, env.DB, CALLER).run(env.DB.prepare("DELETE FROM blocks WHERE blocker_id = ?1 OR blocked_id = ?1").bind(user));
-  await d1(env, env.DB, CALLER).run(env.DB.prepare("DELETE FROM pending_intents WHERE user_id = ?").bind(user));
+  await unindexUser(env, user, CALLER);
+  await deleteBlocksOf(env, user, CALLER);
+  await deleteIntentsOf(env, user, CALLER);
   if (!(await forgetOwnership(env, user, central))) return false;
   await withRetries(() => userLikes(env, user, CALLER).removalWiped());
   log("info", "user_forgotten", {});
@@ -74,17 +75,11 @@ async function forgetUser(env: Env, user: string): Promise<boolean> {
 async function forgetOwnership(env: Env, user: string, central: CentralStore | null): Promise<boolean> {
   let done = true;
   for (const db of countDatabases(env)) {
-    const rows = await d1(env, db, CALLER).all<SettingsColumns & { item_type: string; item_id: string }>(
-      db.prepare("SELECT item_type, item_id, owner_id, visibility, hide_counts FROM item_settings WHERE owner_id = ? LIMIT ?").bind(user, OWNED_PER_MESSAGE),
-    );
+    const rows = await ownedSettings(env, db, user, OWNED_PER_MESSAGE, CALLER);
     if (rows.length === 0) continue;
     const now = Date.now();
     for (const row of rows) await central?.writeSettings(`${row.item_type}:${row.item_id}`, { ...settingsFromRow(row), owner: null }, now);
-    await d1(env, db, CALLER).batch(
-      rows.map((row) =>
-        db.prepare("UPDATE item_settings SET owner_id = NULL, updated_at = ?4 WHERE owner_id = ?1 AND item_type = ?2 AND item_id = ?3").bind(user, row.item_type, row.item_id, now),
-      ),
-    );
+    await clearOwner(env, db, user, rows, now, CALLER);
     if (rows.length === OWNED_PER_MESSAGE) done = false;
   }
   return done;

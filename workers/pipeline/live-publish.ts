@@ -2,7 +2,7 @@ import type { CountSnapshot } from "../../shared/emissions";
 import type { LiveUpdate } from "../../shared/live";
 import { log } from "../../shared/log";
 import { metrics } from "../../metrics/recorder";
-import { d1 } from "../stores/d1";
+import { watchersOf } from "../stores/live-watchers";
 import { liveHub } from "../lib/objects";
 import { readSettings } from "../privacy/item-settings";
 
@@ -22,9 +22,7 @@ import { readSettings } from "../privacy/item-settings";
 export async function publishLive(env: Env, snapshots: ReadonlyMap<string, CountSnapshot>): Promise<void> {
   if (snapshots.size === 0) return;
   try {
-    const results = await d1(env, env.DB, "aggregator").all<{ item: string; hub: number }>(
-      env.DB.prepare("SELECT item, hub FROM live_watchers WHERE item IN (SELECT value FROM json_each(?))").bind(JSON.stringify([...snapshots.keys()])),
-    );
+    const results = await watchersOf(env, [...snapshots.keys()], "aggregator");
     if (results.length === 0) return;
     const settings = await readSettings(env, [...new Set(results.map((row) => row.item))], "aggregator");
     const byHub = Map.groupBy(results, (row) => row.hub);

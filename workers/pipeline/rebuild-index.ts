@@ -1,8 +1,7 @@
 import type { RebuildCursor } from "../../shared/rebuild";
 import { countDatabases, indexDatabaseFor, userIndexDatabaseFor } from "../stores/count-databases";
-import { d1 } from "../stores/d1";
 import type { CentralStore } from "../stores/central-store";
-import { writeSnapshots } from "../stores/item-counts";
+import { countedItemsAfter, writeSnapshots } from "../stores/item-counts";
 import { REBUILD_CALLER, type Tally } from "./rebuild-counts";
 
 type Next = RebuildCursor | null;
@@ -32,15 +31,9 @@ async function writeIndexRows(env: Env, kind: "items" | "users", keys: readonly 
  */
 export async function backfillItemIndex(env: Env, db: number, after: string, limit: number, central: CentralStore | null, tally: Tally): Promise<Next> {
   const databases = countDatabases(env);
-  const [type, id] = after === "" ? ["", ""] : [after.slice(0, after.indexOf(":")), after.slice(after.indexOf(":") + 1)];
-  const rows = await d1(env, databases[db]!, REBUILD_CALLER).all<{ item_type: string; item_id: string }>(
-    databases[db]!
-      .prepare("SELECT item_type, item_id FROM item_counts WHERE (item_type, item_id) > (?, ?) ORDER BY item_type, item_id LIMIT ?")
-      .bind(type, id, limit),
-  );
-  const items = rows.map((row) => `${row.item_type}:${row.item_id}`);
+  const items = await countedItemsAfter(env, databases[db]!, after, limit, REBUILD_CALLER);
   await writeIndexRows(env, "items", items, tally);
-  if (rows.length === limit) return { phase: "counted", db, key: items[items.length - 1]! };
+  if (items.length === limit) return { phase: "counted", db, key: items[items.length - 1]! };
   if (db + 1 < databases.length) return { phase: "counted", db: db + 1, key: "" };
   return central ? { phase: "scan", scanned: 0 } : null;
 }

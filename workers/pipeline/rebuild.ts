@@ -2,7 +2,7 @@ import { DRAW_RANGE } from "../../shared/item-index";
 import { MAX_REBUILD_EDGES, type RebuildCursor, type RebuildResponse, type RebuildTarget, encodeCursor } from "../../shared/rebuild";
 import { countDatabases } from "../stores/count-databases";
 import type { CentralStore } from "../stores/central-store";
-import { indexPage } from "./index-walk";
+import { indexPage } from "../stores/index-walk";
 import { REBUILD_CALLER, emptyTally, rebuildItemCounts, type Tally } from "./rebuild-counts";
 import { rebuildUserEdges } from "./rebuild-edges";
 import { backfillItemIndex, backfillUserIndex } from "./rebuild-index";

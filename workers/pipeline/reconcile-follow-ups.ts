@@ -1,16 +1,27 @@
-import { metrics } from "../../metrics/recorder";
+import { sendToQueue } from "../../durable-objects/lib/queue-send";
 import { config } from "../../shared/config";
 import { EMISSION_VERSION, MAX_SEND_BATCH, MAX_SLICE_ITEMS, type RecheckRequest, type ReconcileSlice } from "../../shared/emissions";
+import { eventQueueFor } from "../../shared/event-queue-for";
 import { indexDraw } from "../../shared/item-index";
 
 type Message = RecheckRequest | ReconcileSlice;
 
-/** Sends reconciliation's follow-up messages on the first events queue, 100 a `sendBatch`. */
+/**
+ * Sends reconciliation's follow-up messages, 100 a send: a recheck on its
+ * item's queue (where the item's emissions travel), a slice on the queue of
+ * the key it starts after.
+ */
 export async function sendFollowUps(env: Env, messages: readonly Message[]): Promise<void> {
-  for (let i = 0; i < messages.length; i += MAX_SEND_BATCH) {
-    const chunk = messages.slice(i, i + MAX_SEND_BATCH);
-    await env.EVENTS.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
-    metrics.count("queue_messages_total", { queue: "plaudit-events", event: "sent" }, chunk.length);
+  const byQueue = new Map<string, { key: string; bodies: Message[] }>();
+  for (const message of messages) {
+    const key = message.kind === "recheck" ? message.item : message.after.key;
+    const { name } = eventQueueFor(env, key);
+    const group = byQueue.get(name) ?? { key, bodies: [] };
+    group.bodies.push(message);
+    byQueue.set(name, group);
+  }
+  for (const { key, bodies } of byQueue.values()) {
+    for (let i = 0; i < bodies.length; i += MAX_SEND_BATCH) await sendToQueue(env, key, bodies.slice(i, i + MAX_SEND_BATCH));
   }
 }
 

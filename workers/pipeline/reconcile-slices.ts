@@ -2,7 +2,7 @@ import { scheduleFlush } from "../../metrics/flush";
 import { metrics } from "../../metrics/recorder";
 import { EMISSION_VERSION, type RecheckRequest, type ReconcileSlice } from "../../shared/emissions";
 import { log } from "../../shared/log";
-import { indexPage } from "./index-walk";
+import { indexPage } from "../stores/index-walk";
 import { checkItems, outcomeOf } from "./reconcile";
 import { followUpDrift, sendFollowUps } from "./reconcile-follow-ups";
 import type { RequestMessage } from "./requests";

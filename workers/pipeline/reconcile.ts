@@ -2,7 +2,7 @@ import { config } from "../../shared/config";
 import { log } from "../../shared/log";
 import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import { withRetries } from "../../shared/retries";
-import { d1 } from "../stores/d1";
+import { recordRun, type RunCounts } from "../stores/reconciliation";
 import { itemCounter } from "../lib/objects";
 import { centralStore } from "../stores/central-tables";
 import { readStoredSnapshot, recentItems } from "../stores/item-counts";
@@ -76,13 +76,7 @@ export async function checkItems(env: Env, items: readonly string[], caller: str
   });
 }
 
-export type RunSummary = {
-  itemsChecked: number;
-  itemsRepaired: number;
-  itemsLagging: number;
-  d1Drift: number;
-  centralDrift: number;
-  maxDifference: number;
+export type RunSummary = RunCounts & {
   /** The largest |count - truth| / truth among the drifted items. */
   maxRelativeDrift: number;
   /** Every item ever counted has been checked since this time. */
@@ -137,13 +131,7 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     }
   }
 
-  await d1(env, env.DB, "reconcile").run(
-    env.DB.prepare(
-      `INSERT INTO reconciliation_runs
-         (started_at, finished_at, items_checked, items_repaired, items_lagging, d1_drift, central_drift, max_difference)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).bind(now, Date.now(), summary.itemsChecked, summary.itemsRepaired, summary.itemsLagging, summary.d1Drift, summary.centralDrift, summary.maxDifference),
-  );
+  await recordRun(env, { ...summary, startedAt: now, finishedAt: Date.now() });
   log("info", "reconciliation", { ...summary });
   await followUpDrift(env, drifted).catch((error: unknown) => log("error", "reconcile_follow_up_failed", { error: String(error) }));
   return summary;

@@ -1,5 +1,6 @@
 import { config } from "../../shared/config";
-import { d1, type QueryPath } from "../stores/d1";
+import { blocksAmong, deleteBlock, insertBlock, readBlock } from "../stores/blocks";
+import type { QueryPath } from "../stores/d1";
 import { unavailable } from "../lib/errors";
 import { TtlCache } from "./ttl-cache";
 
@@ -9,10 +10,7 @@ const pair = (blocker: string, blocked: string) => `${blocker}>${blocked}`;
 
 /** When the block was recorded (ms), or null when there is none. Read from D1, never from the cache. */
 export async function storedBlock(env: Env, blocker: string, blocked: string, path?: QueryPath): Promise<number | null> {
-  const row = await d1(env, env.DB, "blocks", undefined, path).first<{ created_at: number }>(
-    env.DB.prepare("SELECT created_at FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2").bind(blocker, blocked),
-  );
-  return row?.created_at ?? null;
+  return await readBlock(env, blocker, blocked, path);
 }
 
 /**
@@ -38,37 +36,26 @@ export async function isBlocked(env: Env, blocker: string, blocked: string): Pro
 
 /** Records a block (again: keeps the first time). Returns when it was first recorded. */
 export async function recordBlock(env: Env, blocker: string, blocked: string, now: number): Promise<number> {
-  const row = await d1(env, env.DB, "blocks").first<{ created_at: number }>(
-    env.DB.prepare(
-      `INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (?1, ?2, ?3)
-       ON CONFLICT (blocker_id, blocked_id) DO UPDATE SET created_at = created_at RETURNING created_at`,
-    ).bind(blocker, blocked, now),
-  );
+  const first = await insertBlock(env, blocker, blocked, now);
   cache.put(pair(blocker, blocked), true, config(env).PRIVACY_CACHE_TTL_MS, now);
-  return row?.created_at ?? now;
+  return first ?? now;
 }
 
 /** Lifts a block; lifting one that does not exist is not an error. */
 export async function liftBlock(env: Env, blocker: string, blocked: string, now: number): Promise<void> {
-  await d1(env, env.DB, "blocks").run(env.DB.prepare("DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2").bind(blocker, blocked));
+  await deleteBlock(env, blocker, blocked);
   cache.put(pair(blocker, blocked), false, config(env).PRIVACY_CACHE_TTL_MS, now);
 }
 
 /**
  * Which of `users` a likers list that `viewer` reads of an item `owner` owns
  * leaves out: those the owner blocks, and those who block the viewer or whom
- * the viewer blocks. One D1 query (index `blocks_blocked` for the last),
- * never the cache: a list is rare, and a block must show in it at once.
+ * the viewer blocks. One D1 query (stores/blocks.ts), never the cache: a
+ * list is rare, and a block must show in it at once.
  */
 export async function hiddenLikers(env: Env, owner: string | null, viewer: string, users: readonly string[], caller: string): Promise<Set<string>> {
   if (users.length === 0) return new Set();
-  const rows = await d1(env, env.DB, caller).all<{ blocker_id: string; blocked_id: string }>(
-    env.DB.prepare(
-      `SELECT blocker_id, blocked_id FROM blocks
-       WHERE (blocker_id IN (?1, ?2) AND blocked_id IN (SELECT value FROM json_each(?3)))
-          OR (blocked_id = ?2 AND blocker_id IN (SELECT value FROM json_each(?3)))`,
-    ).bind(owner ?? viewer, viewer, JSON.stringify(users)),
-  );
+  const rows = await blocksAmong(env, owner ?? viewer, viewer, users, caller);
   const listed = new Set(users);
   const hidden = new Set<string>();
   for (const { blocker_id: blocker, blocked_id: blocked } of rows) {

@@ -1,13 +1,10 @@
 import type { HistoryResponse } from "../../shared/schemas";
 import { shownCount, type Disclosure } from "../../shared/privacy";
-import { utcDay } from "../stores/item-history";
+import { historyRows, newestUniqueViewers, utcDay, type HistoryRow as Row } from "../stores/item-history";
 import { byCountDatabase } from "../stores/count-databases";
-import { d1 } from "../stores/d1";
 import { unavailable } from "../lib/errors";
-import { splitItem } from "../stores/item-key";
 
 type Totals = { likes: number; saves: number; views: number; shares: number };
-type Row = Totals & { day: string };
 
 const DAY_MS = 86_400_000;
 
@@ -17,16 +14,8 @@ const DAY_MS = 86_400_000;
  * before it (the first day's baseline). A day without a row had no change.
  */
 export async function readHistory(env: Env, db: D1Database, item: string, days: number, now = Date.now()): Promise<HistoryResponse["days"]> {
-  const [type, id] = splitItem(item);
   const first = utcDay(now - (days - 1) * DAY_MS);
-  const results = await d1(env, db, "/v1/history").all<Row>(
-    db.prepare(
-      `SELECT day, likes, saves, views, shares FROM item_history
-       WHERE item_type = ?1 AND item_id = ?2
-         AND day >= (SELECT COALESCE(MAX(day), ?3) FROM item_history WHERE item_type = ?1 AND item_id = ?2 AND day < ?3)
-       ORDER BY day`,
-    ).bind(type, id, first),
-  );
+  const results = await historyRows(env, db, item, first, "/v1/history");
   return historyDays(results, days, now);
 }
 
@@ -78,24 +67,10 @@ export async function addUniqueViewers(
   const found = new Map<string, number>();
   await Promise.all(
     [...byCountDatabase(env, items, (item) => item)].map(async ([db, group]) => {
-      for (const [item, viewers] of await readUniqueViewers(env, db, group, caller)) found.set(item, viewers);
+      for (const [item, viewers] of await newestUniqueViewers(env, db, group, caller)) found.set(item, viewers);
     }),
   ).catch(() => {
     throw unavailable("Unique viewers cannot be read right now.");
   });
   for (const item of items) Object.assign(entries[item]!, { unique_viewers: shownCount(found.get(item) ?? 0, shown(item)) });
-}
-
-async function readUniqueViewers(env: Env, db: D1Database, items: readonly string[], caller: string): Promise<Map<string, number>> {
-  const pairs = items.map(splitItem);
-  const results = await d1(env, db, caller).all<{ item_type: string; item_id: string; unique_viewers: number | null }>(
-    db.prepare(
-      `SELECT h.item_type, h.item_id, h.unique_viewers FROM item_history h
-       JOIN (SELECT item_type, item_id, MAX(day) AS day FROM item_history
-             WHERE (item_type, item_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
-             GROUP BY item_type, item_id) newest
-         ON h.item_type = newest.item_type AND h.item_id = newest.item_id AND h.day = newest.day`,
-    ).bind(JSON.stringify(pairs)),
-  );
-  return new Map(results.map((row) => [`${row.item_type}:${row.item_id}`, row.unique_viewers ?? 0]));
 }

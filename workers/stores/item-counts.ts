@@ -203,3 +203,12 @@ export async function recentItems(env: Env, since: number, limit: number): Promi
     .slice(0, limit)
     .map((row) => `${row.item_type}:${row.item_id}`);
 }
+
+/** The next `limit` items with a count row in database `db`, after `after` in key order ("" for the first page). */
+export async function countedItemsAfter(env: Env, db: D1Database, after: string, limit: number, caller: string): Promise<string[]> {
+  const [type, id] = after === "" ? ["", ""] : splitItem(after);
+  const rows = await d1(env, db, caller).all<{ item_type: string; item_id: string }>(
+    db.prepare("SELECT item_type, item_id FROM item_counts WHERE (item_type, item_id) > (?, ?) ORDER BY item_type, item_id LIMIT ?").bind(type, id, limit),
+  );
+  return rows.map((row) => `${row.item_type}:${row.item_id}`);
+}

@@ -43,3 +43,34 @@ export async function writeHistory(
   );
   return new Map(entries.filter((_, i) => (results[i]?.meta.changes ?? 0) > 0));
 }
+
+/** A day's row of an item's history: its end-of-day totals. */
+export type HistoryRow = { day: string; likes: number; saves: number; views: number; shares: number };
+
+/** An item's rows from day `first` on, plus the last row before it (the first day's baseline), oldest first. One query. */
+export async function historyRows(env: Env, db: D1Database, item: string, first: string, caller: string): Promise<HistoryRow[]> {
+  const [type, id] = splitItem(item);
+  return await d1(env, db, caller).all<HistoryRow>(
+    db.prepare(
+      `SELECT day, likes, saves, views, shares FROM item_history
+       WHERE item_type = ?1 AND item_id = ?2
+         AND day >= (SELECT COALESCE(MAX(day), ?3) FROM item_history WHERE item_type = ?1 AND item_id = ?2 AND day < ?3)
+       ORDER BY day`,
+    ).bind(type, id, first),
+  );
+}
+
+/** The unique viewers of each item's newest history row in one database, in one query; an item without history has none. */
+export async function newestUniqueViewers(env: Env, db: D1Database, items: readonly string[], caller: string): Promise<Map<string, number>> {
+  const pairs = items.map(splitItem);
+  const results = await d1(env, db, caller).all<{ item_type: string; item_id: string; unique_viewers: number | null }>(
+    db.prepare(
+      `SELECT h.item_type, h.item_id, h.unique_viewers FROM item_history h
+       JOIN (SELECT item_type, item_id, MAX(day) AS day FROM item_history
+             WHERE (item_type, item_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+             GROUP BY item_type, item_id) newest
+         ON h.item_type = newest.item_type AND h.item_id = newest.item_id AND h.day = newest.day`,
+    ).bind(JSON.stringify(pairs)),
+  );
+  return new Map(results.map((row) => [`${row.item_type}:${row.item_id}`, row.unique_viewers ?? 0]));
+}

@@ -64,3 +64,19 @@ export async function writeSettingsRow(env: Env, key: string, settings: ItemSett
       .bind(type, id, settings.owner, settings.visibility, settings.hideCounts ? 1 : 0, now),
   );
 }
+
+/** Up to `limit` items of one database whose owner is `user`, with their settings. */
+export async function ownedSettings(env: Env, db: D1Database, user: string, limit: number, caller: string): Promise<Row[]> {
+  return await d1(env, db, caller).all<Row>(
+    db.prepare("SELECT item_type, item_id, owner_id, visibility, hide_counts FROM item_settings WHERE owner_id = ? LIMIT ?").bind(user, limit),
+  );
+}
+
+/** Takes `user`'s name off these items of one database, at `now`, in one batch. */
+export async function clearOwner(env: Env, db: D1Database, user: string, rows: readonly Row[], now: number, caller: string): Promise<void> {
+  await d1(env, db, caller).batch(
+    rows.map((row) =>
+      db.prepare("UPDATE item_settings SET owner_id = NULL, updated_at = ?4 WHERE owner_id = ?1 AND item_type = ?2 AND item_id = ?3").bind(user, row.item_type, row.item_id, now),
+    ),
+  );
+}

@@ -1,5 +1,5 @@
-import { countDatabases } from "../stores/count-databases";
-import { d1 } from "../stores/d1";
+import { countDatabases, userIndexDatabaseFor } from "./count-databases";
+import { d1 } from "./d1";
 
 /** The two indexes (migrations/0007_item_index.sql, 0009_user_index.sql) and the column holding each one's key. */
 const INDEXES = { item_index: "item", user_index: "user" } as const;
@@ -34,4 +34,10 @@ export async function indexPage(
   const merged = perDatabase.flat().sort((a, b) => a.draw - b.draw || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   // A database that filled its page may hold more after it.
   return { entries: merged.slice(0, limit), done: merged.length <= limit && perDatabase.every((rows) => rows.length < limit) };
+}
+
+/** A deleted user's entry in the index of users. */
+export async function unindexUser(env: Env, user: string, caller: string): Promise<void> {
+  const db = userIndexDatabaseFor(env, user);
+  await d1(env, db, caller).run(db.prepare("DELETE FROM user_index WHERE user = ?").bind(user));
 }

@@ -1,0 +1,105 @@
+import { log } from "../../shared/log";
+import { config } from "../../shared/config";
+import type { ToggleCounter } from "../../shared/counters";
+import type { EdgeChange } from "../../shared/edges";
+import { USER_DELIVERY_TIMEOUT_MS } from "../../shared/own-writes";
+import { homeFor } from "../../shared/placement";
+import { settleAll } from "../../shared/settle";
+import { metrics } from "../../metrics/recorder";
+import { KeyedChain } from "./keyed-chain";
+import type { MeteredStorage } from "./metered-storage";
+import { applyAtHome } from "./object-calls";
+import { rememberPlacement } from "./placement-cache";
+import { keyOf, type UserOutbox } from "./user-outbox";
+
+/** A change refused by a stale home is re-homed at most this many times per attempt. */
+const MAX_REHOMES = 3;
+/** Item objects an import call delivers to at once. */
+const IMPORT_DELIVERY_CONCURRENCY = 8;
+
+export interface DeliveryHost {
+  env: Env;
+  storage: MeteredStorage;
+  outbox: UserOutbox;
+  /** The user whose edges these are; null before the object's first write. */
+  user(): string | null;
+  /** The item side acknowledged a change: the object stores the mark soon. */
+  acknowledged(): void;
+  /** A delivery failed: it stays in the outbox, and the object wakes to retry it. */
+  failed(): void;
+}
+
+/**
+ * Delivery of a user's edges to their homes on the item side (I3): what is
+ * sent is the outbox's newest change of the edge, a refusal by a stale home
+ * re-homes the edge (one commit) and sends it again, and a failure leaves it
+ * in the outbox for the object's alarm.
+ */
+export class EdgeDelivery {
+  readonly #locks = new KeyedChain();
+  #imports: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly host: DeliveryHost) {}
+
+  /**
+   * Delivers an edge's undelivered changes to its home. Deliveries of one
+   * edge never overlap: a re-homing must not race a send to the old home, or
+   * the edge could end up held by two homes.
+   */
+  deliver(item: string, counter: ToggleCounter): Promise<void> {
+    return this.#locks.run(keyOf({ item, counter }), () => this.#send(item, counter));
+  }
+
+  /** Every edge the item side has not acknowledged, at once. */
+  async redeliver(): Promise<void> {
+    await Promise.all(this.host.outbox.undelivered().map((edge) => this.deliver(edge.item, edge.counter)));
+  }
+
+  /**
+   * An import's changed items, a few at a time, not all at once: with
+   * `imported()` an importer then never has more item objects setting up their
+   * storage than its calls in flight times this bound (thousands at once
+   * exhausted the local runtime's SQLite memory).
+   */
+  deliverImported(items: readonly string[]): void {
+    const delivering = settleAll([...new Set(items)], IMPORT_DELIVERY_CONCURRENCY, (item) => this.deliver(item, "likes"));
+    // Resolved to nothing, so a long-lived object does not keep every import's results chained together.
+    this.#imports = Promise.all([this.#imports, delivering]).then(() => undefined);
+  }
+
+  /** Resolves once every imported edge handed over so far was taken, or failed and waits in the outbox. */
+  async imported(): Promise<void> {
+    await this.#imports;
+  }
+
+  async #send(item: string, counter: ToggleCounter): Promise<void> {
+    const { env, storage, outbox } = this.host;
+    const user = this.host.user();
+    if (user === null) return;
+    try {
+      for (let attempt = 0; attempt < MAX_REHOMES; attempt++) {
+        const due = outbox.due({ item, counter });
+        if (due === null) return;
+        const { state, inc, seq, at, home } = due;
+        const change: EdgeChange = { user, counter, state, inc, seq, at };
+        const result = await applyAtHome(env, item, home, [change], "user_likes", USER_DELIVERY_TIMEOUT_MS);
+        if (result.status === "applied") {
+          outbox.delivered({ item, counter }, change);
+          metrics.count("outbox_delivered_total", { object: "user_likes" });
+          this.host.acknowledged();
+          return;
+        }
+        rememberPlacement(item, result.placement, config(env).SHARD_MAP_TTL_MS, Date.now());
+        // A handed-over edge names its child; a new edge on a hot item goes where its user hashes.
+        const newHome = result.home ?? homeFor(user, result.placement);
+        if (newHome === home) throw new Error(`home ${home} of ${item} refused its own edge`);
+        // The one commit a stale shard map or a hand-over costs: the edge's new home is recorded before it is sent there.
+        storage.commit(() => storage.sql.exec("UPDATE edges SET home = ? WHERE item = ? AND counter = ?", newHome, item, counter));
+      }
+      throw new Error(`${item} moved more than ${MAX_REHOMES} times in one delivery`);
+    } catch (error) {
+      log("error", "delivery_failed", { item, error: String(error) });
+      this.host.failed();
+    }
+  }
+}
