@@ -109,11 +109,6 @@ function workerdProject(name: string, include: string[], bindings: Record<string
 
 export default defineConfig({
   test: {
-    // Three files at a time on two cores: most of a file's time is spent
-    // waiting (alarms, queue batches, child servers starting), not computing.
-    // Files of one project share its dynalite, so their ids must not meet
-    // (test/workers/helpers.ts freshId).
-    maxWorkers: 3,
     projects: [
       workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS),
       workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS, ["test/hot/handover.test.ts"]),
