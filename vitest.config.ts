@@ -43,6 +43,20 @@ const GROW_BINDINGS = { ...HOT_BINDINGS, HOT_GROW_WRITES_PER_CHILD: "2", HOT_MAX
 const TWO_DATABASES = { ...BINDINGS, COUNT_DATABASES: "2", EVENT_QUEUES: "2" };
 /** The feed tests again over four databases: a feed's items then fall in more of them than a feed may make round trips. */
 const FOUR_DATABASES = { ...BINDINGS, COUNT_DATABASES: "4", EVENT_QUEUES: "2" };
+/**
+ * Resharding from the default layout (one database) to larger ones under load:
+ * every count database migrated, the layout re-read every 100 ms and each
+ * phase lasting 1 s, and no read cache, so every feed reads the stores in
+ * every phase.
+ */
+const RESHARD = {
+  ...BINDINGS,
+  TEST_MIGRATED_DATABASES: "4",
+  LAYOUT_TTL_MS: "100",
+  RESHARD_GRACE_MS: "1000",
+  READ_CACHE_MEMORY_TTL_MS: "0",
+  READ_CACHE_EDGE_TTL_MS: "0",
+};
 
 function workerdProject(name: string, include: string[], bindings: Record<string, string>, exclude: string[] = []) {
   return {
@@ -95,11 +109,6 @@ function workerdProject(name: string, include: string[], bindings: Record<string
 
 export default defineConfig({
   test: {
-    // Three files at a time on two cores: most of a file's time is spent
-    // waiting (alarms, queue batches, child servers starting), not computing.
-    // Files of one project share its dynalite, so their ids must not meet
-    // (test/workers/helpers.ts freshId).
-    maxWorkers: 3,
     projects: [
       workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS),
       workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS, ["test/hot/handover.test.ts"]),
@@ -110,6 +119,7 @@ export default defineConfig({
       workerdProject("grow", ["test/grow/**/*.test.ts"], GROW_BINDINGS),
       workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts", "test/workers/rebuild.test.ts"], TWO_DATABASES),
       workerdProject("k4", ["test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts"], FOUR_DATABASES),
+      workerdProject("reshard", ["test/reshard/**/*.test.ts"], RESHARD),
       {
         // Checks that need Node rather than workerd (tools that compile code at run time, child processes).
         test: {

@@ -19,6 +19,9 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_d1_rows_read_total: "Rows D1 read, from its result meta, by caller.",
   plaudit_d1_rows_written_total: "Rows D1 wrote, from its result meta, by caller.",
   plaudit_store_round_trips_total: "Requests a count read made to a store (store: d1 or central), by caller; a feed makes at most 2.",
+  plaudit_reshard_rows_total:
+    "Rows a reshard step went through, by phase (copy, switch: verified, cleanup: deleted) and outcome (visited, moved: the item changes database, repaired: copied again).",
+  plaudit_reshard_phases_total: "Reshard phases entered (copy, switch, cleanup, done).",
   plaudit_store_reads_total: "Count reads that went to the stores, by caller and by how many store requests each took (round_trips).",
   plaudit_shard_splits_total: "Items that turned hot and began writing to their shards.",
   plaudit_shard_merges_total: "Hot items that cooled and went back to writing at their head.",

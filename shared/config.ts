@@ -142,11 +142,24 @@ export const ConfigSchema = z.object({
    * K: how many D1 databases hold the items' counts, bound as DB, DB_1, ...
    * DB_{K-1} (each listed in wrangler.toml); an item's database is a hash of
    * the item modulo K (shared/count-databases.ts).
-   * WARNING: changing K on a live deployment moves most items to another
-   * database, where their counts are not: feeds read zeros until the objects
-   * emit again. Copy the rows to their new databases before changing it.
+   * It is the counts' layout until `npm run reshard` first runs; from then on
+   * the count_layout row is (docs/reads.md, "Resharding"), and K places only
+   * the indexes and the daily history. WARNING: never change K itself on a
+   * live deployment: most items would then be looked for where they have no row.
    */
   COUNT_DATABASES: numberVar(1, 1).transform(Math.floor),
+  /**
+   * How long an isolate keeps the count layout (the count_layout row, which
+   * `npm run reshard` changes) before reading it again: one query to DB per
+   * isolate per lifetime, not per feed.
+   */
+  LAYOUT_TTL_MS: numberVar(5_000),
+  /**
+   * The least time a reshard phase lasts before the next begins: longer than
+   * LAYOUT_TTL_MS plus the longest write that read the layout (a queue batch's
+   * D1 writes), so no isolate is ever two phases behind (docs/reads.md).
+   */
+  RESHARD_GRACE_MS: numberVar(30_000),
   /**
    * Q: how many queues carry the objects' emissions, bound as EVENTS,
    * EVENTS_1, ... EVENTS_{Q-1} (each with its consumer and dead-letter queue

@@ -363,4 +363,5 @@ export type HistoryResponse = z.infer<typeof HistoryResponse>;
 export { OwnLike, OwnLikesQuery, OwnLikesResponse } from "./own-likes";
 export { ImportEdge, ImportRequest, ImportResponse } from "./import";
 export { RebuildRequest, RebuildResponse } from "./rebuild";
+export { ReshardRequest, ReshardResponse } from "./reshard";
 export { Liker, LikersQuery, LikersResponse } from "./likers";

@@ -5,5 +5,7 @@ declare namespace Cloudflare {
     TEST_JWKS_SERVER: string;
     /** The never-answering server of test/node/hanging-setup.ts. */
     TEST_HANGING_ENDPOINT: string;
+    /** How many count databases the setup migrates beyond COUNT_DATABASES's (the reshard project: every one a reshard may reach). */
+    TEST_MIGRATED_DATABASES?: string;
   }
 }

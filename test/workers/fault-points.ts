@@ -9,9 +9,8 @@
 type Method = (...args: unknown[]) => unknown;
 
 interface Fault {
-  /** Calls wait while set (an object that hangs); released by `release`. */
-  held: Promise<void> | null;
-  open: () => void;
+  /** Calls wait while set (an object that hangs); cleared by `release`. */
+  held: boolean;
   /** A held call fails once released, instead of running (an object that could not be reached). */
   failWhenReleased: boolean;
   /** The next N calls throw before running. */
@@ -19,6 +18,8 @@ interface Fault {
   /** The next N calls run, then throw (a reply lost on the way back). */
   failAfter: number;
 }
+
+const HELD_POLL_MS = 20;
 
 const faults = new WeakMap<object, Map<string, Fault>>();
 const wrapped = new WeakMap<object, Set<string>>();
@@ -29,7 +30,7 @@ function faultOf(instance: object, method: string): Fault {
   faults.set(instance, byMethod);
   let fault = byMethod.get(method);
   if (!fault) {
-    fault = { held: null, open: () => {}, failWhenReleased: false, failBefore: 0, failAfter: 0 };
+    fault = { held: false, failWhenReleased: false, failBefore: 0, failAfter: 0 };
     byMethod.set(method, fault);
   }
   return fault;
@@ -44,14 +45,18 @@ function wrap(prototype: Record<string, Method>, method: string): void {
   prototype[method] = function (this: object, ...args: unknown[]): unknown {
     const fault = faults.get(this)?.get(method);
     if (!fault) return original.apply(this, args);
-    if (fault.held) {
-      return fault.held.then(() => {
-        if (fault.failWhenReleased) throw new Error(`injected: ${method} could not be reached`);
-        return afterFaults(this, fault, method, args);
-      });
-    }
+    if (fault.held) return heldCall(this, fault, args);
     return afterFaults(this, fault, method, args);
   };
+
+  // Polled on a timer of the call's own request: a promise resolved from
+  // the test's request instead would be one the runtime sees no way of
+  // settling, and it may cancel the call.
+  async function heldCall(self: object, fault: Fault, args: unknown[]): Promise<unknown> {
+    while (fault.held) await new Promise((resolve) => setTimeout(resolve, HELD_POLL_MS));
+    if (fault.failWhenReleased) throw new Error(`injected: ${method} could not be reached`);
+    return await afterFaults(self, fault, method, args);
+  }
 
   function afterFaults(self: object, fault: Fault, name: string, args: unknown[]): unknown {
     if (fault.failBefore > 0) {
@@ -76,15 +81,12 @@ type Name<T> = Extract<keyof T, string>;
 export function hold<T extends object>(instance: T, method: Name<T>, { fail = false } = {}): void {
   const fault = faultOf(instance, method);
   fault.failWhenReleased = fail;
-  if (fault.held) return;
-  fault.held = new Promise((resolve) => (fault.open = resolve));
+  fault.held = true;
 }
 
 /** Lets every held call of `method` go on. */
 export function release<T extends object>(instance: T, method: Name<T>): void {
-  const fault = faultOf(instance, method);
-  fault.held = null;
-  fault.open();
+  faultOf(instance, method).held = false;
 }
 
 /** `hold` or `release`, as `held` says. */

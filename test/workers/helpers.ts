@@ -5,9 +5,7 @@ import worker from "../../workers/index";
 
 export const SECRETS = ["test-secret-primary", "test-secret-rotated"] as const;
 
-// Files of a project run side by side and share its central store: a random
-// offset of up to 10^9 keeps two files started in the same millisecond apart.
-let nextId = BigInt(Date.now()) * 1000n + BigInt(Math.floor(Math.random() * 1_000_000_000));
+let nextId = BigInt(Date.now()) * 1000n + BigInt(Math.floor(Math.random() * 1000));
 
 /**
  * A fresh id for every user and item a test touches: storage is shared by all

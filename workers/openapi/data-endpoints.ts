@@ -2,7 +2,7 @@
  * The endpoints that read a user's own data and bring data in, as entries of
  * the OpenAPI registry.
  */
-import { CountsQuery, CountsResponse, ImportRequest, ImportResponse, OwnLikesQuery, OwnLikesResponse, RebuildRequest, RebuildResponse } from "../../shared/schemas";
+import { CountsQuery, CountsResponse, ImportRequest, ImportResponse, OwnLikesQuery, OwnLikesResponse, RebuildRequest, RebuildResponse, ReshardRequest, ReshardResponse } from "../../shared/schemas";
 import type { Endpoint } from "./endpoint";
 
 export const DATA_ENDPOINTS: readonly Endpoint[] = [
@@ -108,6 +108,28 @@ export const DATA_ENDPOINTS: readonly Endpoint[] = [
           next: "eyJwaGFzZSI6Iml0ZW1zIiwiZHJhdyI6MTIzNDU2LCJrZXkiOiJwb3N0OjQ1NiJ9",
           progress: 0.31,
         },
+      },
+    },
+    errors: [503],
+  },
+  {
+    method: "post",
+    path: "/v1/admin/reshard",
+    operationId: "reshardStep",
+    tag: "admin",
+    summary: "One step of moving the counts to another count layout",
+    description:
+      "Moves every item's counts and settings rows from the current count layout to one of `databases` count databases (service token), one step at a time, while reads and writes go on: `dual` (writes go to both layouts), `copy` (the old layout's rows are copied into the new one, settings onto the central store's rows too; reads ask both, the newest row wins), `switch` (reads go to the new layout; the copy is verified and what is missing or older copied again), `cleanup` (writes go to the new layout only; the moved rows are deleted from the old one), then `done`. Where it stands is stored in the primary database, so any runner goes on from it; each step visits up to `limit` rows, writes only over older rows and deletes only verified ones, so it is safe to repeat. A phase's work begins RESHARD_GRACE_MS after it was entered (`wait_ms`: call again after it), longer than any isolate keeps the layout. Asking for the current layout answers `done` and changes nothing; asking for another while one runs is refused. `npm run reshard` calls it until done, with a progress bar (docs/reads.md, \"Resharding\").",
+    auth: "service",
+    body: {
+      schema: ReshardRequest,
+      examples: { current: { databases: 1, limit: 100 } },
+    },
+    response: {
+      description: "Where the reshard stands after the step.",
+      schema: ReshardResponse,
+      examples: {
+        copying: { from: 1, to: 4, phase: "copy", visited: 300, total: 1200, moved: 74, repaired: 0, wait_ms: 0 },
       },
     },
     errors: [503],

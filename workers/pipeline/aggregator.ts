@@ -7,6 +7,8 @@ import { writeSnapshots } from "../stores/item-counts";
 import { writeHistory } from "../stores/item-history";
 import { publishLive } from "./live-publish";
 import { countDatabaseFor, indexDatabaseFor, userIndexDatabaseFor } from "../stores/count-databases";
+import { countDatabaseAt, countLayout } from "../stores/count-layout";
+import { writeIndexes, type CountLayout } from "../../shared/count-layout";
 import { Emission, edgeVersion, type CountSnapshot } from "../../shared/emissions";
 import { originStub } from "./origins";
 import { planBatch, type Planned } from "./plan";
@@ -61,16 +63,27 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
     log("error", "store_write_failed", { store, error: String(error) });
   };
 
-  // Each item's counts and history go to its own database, its index row to
-  // the next one, the index rows of users this isolate has not indexed yet
-  // to theirs, all databases in parallel; a database that fails retries only
-  // the messages of the items it counts or indexes and of the users it indexes.
+  // Each item's counts go to its database in the count layout (both of them
+  // while a reshard moves it), its history to its database by COUNT_DATABASES,
+  // its index row to the next one, the index rows of users this isolate has
+  // not indexed yet to theirs, all databases in parallel; a database that
+  // fails retries only the messages of the items it counts or indexes and of
+  // the users it indexes.
   const newest = new Map<string, CountSnapshot>();
-  type Share = { counted: typeof snapshots; indexed: typeof snapshots; users: Map<string, Planned<unknown>[]> };
+  type Share = { counted: typeof snapshots; history: typeof snapshots; indexed: typeof snapshots; users: Map<string, Planned<unknown>[]> };
   const shares = new Map<D1Database, Share>();
-  const share = (db: D1Database) => shares.get(db) ?? shares.set(db, { counted: [], indexed: [], users: new Map() }).get(db)!;
-  for (const entry of snapshots) {
-    share(countDatabaseFor(env, entry.key)).counted.push(entry);
+  const share = (db: D1Database) => shares.get(db) ?? shares.set(db, { counted: [], history: [], indexed: [], users: new Map() }).get(db)!;
+  let layout: CountLayout | null = null;
+  if (snapshots.length > 0) {
+    try {
+      layout = await countLayout(env);
+    } catch (error) {
+      for (const { planned } of snapshots) fail(planned, error, "d1");
+    }
+  }
+  for (const entry of layout ? snapshots : []) {
+    for (const index of writeIndexes(layout!, entry.key)) share(countDatabaseAt(env, index)).counted.push(entry);
+    share(countDatabaseFor(env, entry.key)).history.push(entry);
     share(indexDatabaseFor(env, entry.key)).indexed.push(entry);
   }
   for (const { planned } of edges) {
@@ -79,15 +92,15 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
     const users = share(userIndexDatabaseFor(env, user)).users;
     users.set(user, [...(users.get(user) ?? []), planned]);
   }
+  const values = (entries: typeof snapshots) => new Map(entries.map(({ key: item, planned }) => [item, planned.value]));
   await Promise.all(
-    [...shares].map(async ([db, { counted, indexed, users }]) => {
-      const fresh = new Map(counted.map(({ key: item, planned }) => [item, planned.value]));
+    [...shares].map(async ([db, { counted, history, indexed, users }]) => {
       try {
-        await writeSnapshots(env, db, fresh, { items: indexed.map(({ key }) => key), users: [...users.keys()] });
+        await writeSnapshots(env, db, values(counted), { items: indexed.map(({ key }) => key), users: [...users.keys()] });
         for (const user of users.keys()) cache?.remember(userIndexKey(user), 1);
-        for (const [item, snapshot] of await writeHistory(env, db, fresh)) newest.set(item, snapshot);
+        for (const [item, snapshot] of await writeHistory(env, db, values(history))) newest.set(item, snapshot);
       } catch (error) {
-        for (const planned of [...[...counted, ...indexed].map((entry) => entry.planned), ...[...users.values()].flat()]) fail(planned, error, "d1");
+        for (const planned of [...[...counted, ...history, ...indexed].map((entry) => entry.planned), ...[...users.values()].flat()]) fail(planned, error, "d1");
       }
     }),
   );

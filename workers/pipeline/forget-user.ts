@@ -5,7 +5,7 @@ import { sendToQueue } from "../../durable-objects/lib/queue-send";
 import type { ForgetUserRequest } from "../../shared/removal";
 import { withRetries } from "../../shared/retries";
 import { deleteBlocksOf } from "../stores/blocks";
-import { countDatabases } from "../stores/count-databases";
+import { countLayout, layoutDatabases } from "../stores/count-layout";
 import { unindexUser } from "../stores/index-walk";
 import { deleteIntentsOf } from "../stores/pending-intents";
 import { userLikes } from "../lib/objects";
@@ -74,7 +74,7 @@ async function forgetUser(env: Env, user: string): Promise<boolean> {
  */
 async function forgetOwnership(env: Env, user: string, central: CentralStore | null): Promise<boolean> {
   let done = true;
-  for (const db of countDatabases(env)) {
+  for (const db of layoutDatabases(env, await countLayout(env))) {
     const rows = await ownedSettings(env, db, user, OWNED_PER_MESSAGE, CALLER);
     if (rows.length === 0) continue;
     const now = Date.now();

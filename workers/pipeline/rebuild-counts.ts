@@ -3,7 +3,8 @@ import { COUNTER_TYPES, type Counts } from "../../shared/counters";
 import type { CountSnapshot } from "../../shared/emissions";
 import type { RebuildResponse } from "../../shared/rebuild";
 import { withRetries } from "../../shared/retries";
-import { byCountDatabase } from "../stores/count-databases";
+import { countLayout, groupByIndexes } from "../stores/count-layout";
+import { writeIndexes } from "../../shared/count-layout";
 import { itemCounter } from "../lib/objects";
 import type { CentralStore } from "../stores/central-store";
 import { readCountRows, writeSnapshots } from "../stores/item-counts";
@@ -85,8 +86,9 @@ export async function rebuildItemCounts(env: Env, items: readonly string[], cent
       else tally.unchanged++;
     });
   } else {
+    const layout = await countLayout(env);
     await Promise.all(
-      [...byCountDatabase(env, [...writes], ([item]) => item)].map(async ([db, group]) => {
+      [...groupByIndexes(env, [...writes], ([item]) => writeIndexes(layout, item))].map(async ([db, group]) => {
         try {
           const changed = await writeSnapshots(env, db, new Map(group), { items: [] }, Date.now(), REBUILD_CALLER);
           tally.written += changed;

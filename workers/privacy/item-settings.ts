@@ -1,5 +1,5 @@
 import { config } from "../../shared/config";
-import type { ItemSettings } from "../../shared/privacy";
+import { UNKNOWN_ITEM, type ItemSettings } from "../../shared/privacy";
 import { readSettingsRows, settingsDatabases, writeSettingsRow } from "../stores/item-settings";
 import type { QueryPath } from "../stores/d1";
 import { unavailable } from "../lib/errors";
@@ -43,9 +43,11 @@ export async function readSettings(env: Env, keys: readonly string[], caller = "
     return !hit;
   });
   await Promise.all(
-    [...settingsDatabases(env, missing)].map(async ([db, group]) => {
+    [...(await settingsDatabases(env, missing))].map(async ([db, group]) => {
       try {
         for (const [key, settings] of await readSettingsRows(env, db, group, caller, path)) {
+          // While a reshard copies, an item may be read from two databases: a row found wins over none.
+          if (settings === UNKNOWN_ITEM && found.has(key)) continue;
           rememberSettings(env, key, settings, now);
           found.set(key, settings);
         }

@@ -2,7 +2,8 @@ import type { Counts } from "../../shared/counters";
 import type { CountSnapshot } from "../../shared/emissions";
 import { indexDraw, userIndexDraw } from "../../shared/item-index";
 import { UNKNOWN_ITEM, type ItemSettings } from "../../shared/privacy";
-import { byCountDatabase, countDatabases } from "./count-databases";
+import { readIndexes, type CountLayout } from "../../shared/count-layout";
+import { countLayout, groupByIndexes, layoutDatabases } from "./count-layout";
 import { d1, type QueryPath } from "./d1";
 import { splitItem } from "./item-key";
 import { settingsFromRow, type SettingsColumns } from "./item-settings";
@@ -67,16 +68,35 @@ export const MAX_ROUND_TRIPS = 2;
  * item's counts and settings. What the central store could not answer (it is
  * off, down, slow, or left keys twice) falls back to the databases: more
  * round trips, the same answer. A database that fails fails only its own items.
+ * The databases are those of the count layout: while a reshard copies, an
+ * item that moves is read from both of its databases (the newest row wins),
+ * and those count toward the bound like any other.
  */
 export async function readCountRows(env: Env, items: readonly string[], caller: string, timeoutMs: number, path?: QueryPath): Promise<StoreRead> {
   const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
+  let layout: CountLayout;
+  try {
+    layout = await countLayout(env);
+  } catch {
+    read.failed.push(...items);
+    return read;
+  }
   const trips: Trips = { d1: 0, central: 0 };
-  let groups = [...byCountDatabase(env, items, (item) => item)];
+  const where = (item: string) => readIndexes(layout, item);
+  let groups = [...groupByIndexes(env, items, where)];
   if (groups.length > MAX_ROUND_TRIPS) {
     const left = await readCentralRows(env, items, timeoutMs, read, trips, MAX_ROUND_TRIPS);
-    groups = [...byCountDatabase(env, left, (item) => item)];
+    groups = [...groupByIndexes(env, left, where)];
   }
-  await Promise.all(groups.map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, trips, path)));
+  const failed = new Set<string>();
+  await Promise.all(groups.map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, failed, trips, path)));
+  // An item one of its databases could not answer for is failed whatever the other held: that one may lack its row.
+  for (const [, group] of groups) for (const key of group) if (!failed.has(key) && !read.settings.has(key)) read.settings.set(key, UNKNOWN_ITEM);
+  for (const key of failed) {
+    read.found.delete(key);
+    read.settings.delete(key);
+    read.failed.push(key);
+  }
   if (trips.d1 > 0) metrics.count("store_round_trips_total", { caller, store: "d1" }, trips.d1);
   if (trips.central > 0) metrics.count("store_round_trips_total", { caller, store: "central" }, trips.central);
   metrics.count("store_reads_total", { caller, round_trips: String(trips.d1 + trips.central) });
@@ -121,6 +141,7 @@ async function readDatabase(
   caller: string,
   timeoutMs: number,
   read: StoreRead,
+  failed: Set<string>,
   trips: Trips,
   path?: QueryPath,
 ): Promise<void> {
@@ -132,12 +153,13 @@ async function readDatabase(
     keepBookmark(db, session.getBookmark());
     for (const row of rows) {
       const key = `${row.item_type}:${row.item_id}`;
-      if (row.kind === "c") read.found.set(key, fromRow(row));
-      else read.settings.set(key, settingsFromRow(row));
+      if (row.kind === "c") {
+        const known = read.found.get(key);
+        if (!known || row.seq > known.seq) read.found.set(key, fromRow(row));
+      } else read.settings.set(key, settingsFromRow(row));
     }
-    for (const key of group) if (!read.settings.has(key)) read.settings.set(key, UNKNOWN_ITEM);
   } catch {
-    read.failed.push(...group);
+    for (const key of group) failed.add(key);
   }
 }
 
@@ -203,17 +225,14 @@ export async function readStoredSnapshot(env: Env, item: string): Promise<{ seq:
 /** Items whose counts were stored most recently, newest first, over every count database. */
 export async function recentItems(env: Env, since: number, limit: number): Promise<string[]> {
   const perDatabase = await Promise.all(
-    countDatabases(env).map((db) =>
+    layoutDatabases(env, await countLayout(env)).map((db) =>
       d1(env, db, "reconcile").all<{ item_type: string; item_id: string; updated_at: number }>(
         db.prepare("SELECT item_type, item_id, updated_at FROM item_counts WHERE updated_at >= ? ORDER BY updated_at DESC LIMIT ?").bind(since, limit),
       ),
     ),
   );
-  return perDatabase
-    .flat()
-    .sort((a, b) => b.updated_at - a.updated_at)
-    .slice(0, limit)
-    .map((row) => `${row.item_type}:${row.item_id}`);
+  const newest = perDatabase.flat().sort((a, b) => b.updated_at - a.updated_at);
+  return [...new Set(newest.map((row) => `${row.item_type}:${row.item_id}`))].slice(0, limit);
 }
 
 /** The next `limit` items with a count row in database `db`, after `after` in key order ("" for the first page). */

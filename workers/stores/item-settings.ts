@@ -1,5 +1,6 @@
 import { UNKNOWN_ITEM, type ItemSettings, type Visibility } from "../../shared/privacy";
-import { byCountDatabase } from "./count-databases";
+import { readIndexes, writeIndexes } from "../../shared/count-layout";
+import { countLayout, groupByIndexes } from "./count-layout";
 import { d1, type QueryPath } from "./d1";
 import { splitItem } from "./item-key";
 
@@ -14,9 +15,14 @@ export function settingsFromRow(row: SettingsColumns): ItemSettings {
   return { owner: row.owner_id, visibility: row.visibility as Visibility, hideCounts: row.hide_counts === 1 };
 }
 
-/** The database that holds an item's settings: the one that holds its counts, so the feed's one query reads both. */
-export function settingsDatabases(env: Env, keys: readonly string[]): Map<D1Database, string[]> {
-  return byCountDatabase(env, keys, (key) => key);
+/**
+ * The databases to read items' settings from: the ones that hold their counts,
+ * so the feed's one query reads both (while a reshard copies, an item that
+ * moves is in two: a row found in either wins over none).
+ */
+export async function settingsDatabases(env: Env, keys: readonly string[]): Promise<Map<D1Database, string[]>> {
+  const layout = await countLayout(env);
+  return groupByIndexes(env, keys, (key) => readIndexes(layout, key));
 }
 
 const SELECT = `SELECT item_type, item_id, owner_id, visibility, hide_counts FROM item_settings
@@ -37,33 +43,39 @@ export async function readSettingsRows(
 
 /** One item's settings as stored, and when they were last set (null: never). */
 export async function storedSettings(env: Env, key: string): Promise<{ settings: ItemSettings; updatedAt: number | null }> {
-  const [db] = settingsDatabases(env, [key]).keys();
   const [type, id] = splitItem(key);
-  const row = await d1(env, db!, "item_settings").first<SettingsColumns & { updated_at: number }>(
-    db!.prepare("SELECT owner_id, visibility, hide_counts, updated_at FROM item_settings WHERE item_type = ?1 AND item_id = ?2").bind(type, id),
+  const rows = await Promise.all(
+    [...(await settingsDatabases(env, [key])).keys()].map((db) =>
+      d1(env, db, "item_settings").first<SettingsColumns & { updated_at: number }>(
+        db.prepare("SELECT owner_id, visibility, hide_counts, updated_at FROM item_settings WHERE item_type = ?1 AND item_id = ?2").bind(type, id),
+      ),
+    ),
   );
+  const row = rows.reduce((newest, row) => (row && (!newest || row.updated_at > newest.updated_at) ? row : newest), null);
   return row ? { settings: settingsFromRow(row), updatedAt: row.updated_at } : { settings: UNKNOWN_ITEM, updatedAt: null };
 }
 
 /**
  * Replaces an item's settings row, only if at least as new as the stored one,
  * as the central store's copy is written: two writes that arrive out of order
- * leave both stores with the newer.
+ * leave both stores with the newer. While a reshard moves the item, in both
+ * of its databases.
  */
 export async function writeSettingsRow(env: Env, key: string, settings: ItemSettings, now: number): Promise<void> {
-  const [db] = settingsDatabases(env, [key]).keys();
+  const layout = await countLayout(env);
   const [type, id] = splitItem(key);
-  await d1(env, db!, "item_settings").run(
-    db!
-      .prepare(
-        `INSERT INTO item_settings (item_type, item_id, owner_id, visibility, hide_counts, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (item_type, item_id) DO UPDATE SET owner_id = excluded.owner_id, visibility = excluded.visibility,
-           hide_counts = excluded.hide_counts, updated_at = excluded.updated_at
-         WHERE excluded.updated_at >= item_settings.updated_at`,
-      )
-      .bind(type, id, settings.owner, settings.visibility, settings.hideCounts ? 1 : 0, now),
+  await Promise.all(
+    [...groupByIndexes(env, [key], (item) => writeIndexes(layout, item)).keys()].map((db) =>
+      d1(env, db, "item_settings").run(db.prepare(UPSERT).bind(type, id, settings.owner, settings.visibility, settings.hideCounts ? 1 : 0, now)),
+    ),
   );
 }
+
+/** A settings row written only over an older one (the reshard's copy writes it too). */
+export const UPSERT = `INSERT INTO item_settings (item_type, item_id, owner_id, visibility, hide_counts, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+  ON CONFLICT (item_type, item_id) DO UPDATE SET owner_id = excluded.owner_id, visibility = excluded.visibility,
+    hide_counts = excluded.hide_counts, updated_at = excluded.updated_at
+  WHERE excluded.updated_at >= item_settings.updated_at`;
 
 /** Up to `limit` items of one database whose owner is `user`, with their settings. */
 export async function ownedSettings(env: Env, db: D1Database, user: string, limit: number, caller: string): Promise<Row[]> {

@@ -1,0 +1,104 @@
+import { config } from "../../shared/config";
+import { countDatabaseBinding } from "../../shared/count-databases";
+import { RESHARD_PHASES, layoutWidth, type CountLayout, type ReshardPhase } from "../../shared/count-layout";
+import { d1 } from "./d1";
+
+/** The count_layout row (migrations/0014_count_layout.sql): the layout and where a reshard stands. */
+export type LayoutRow = {
+  databases: number;
+  next_databases: number | null;
+  phase: ReshardPhase | null;
+  cursor: string | null;
+  done: number;
+  total: number;
+  repaired: number;
+  changed_at: number;
+};
+
+/** The layout as this isolate last read it, and when. */
+let cached: { layout: CountLayout; at: number } | null = null;
+
+/** The stored row, read from the primary database (null: no reshard ever ran). */
+export async function readLayoutRow(env: Env, caller = "count_layout"): Promise<LayoutRow | null> {
+  return await d1(env, env.DB, caller).first<LayoutRow>(env.DB.prepare("SELECT * FROM count_layout WHERE id = 1"));
+}
+
+export function layoutOf(env: Env, row: LayoutRow | null): CountLayout {
+  if (!row) return { databases: config(env).COUNT_DATABASES, next: null };
+  const phase = row.phase;
+  return {
+    databases: row.databases,
+    next: row.next_databases !== null && phase !== null && RESHARD_PHASES.includes(phase) ? { databases: row.next_databases, phase } : null,
+  };
+}
+
+/** When this isolate last started reading the layout ahead of its expiry. */
+let refreshedAt = 0;
+
+/**
+ * The count layout every reader and writer of counts and settings follows:
+ * this isolate's copy while younger than LAYOUT_TTL_MS, else one query to the
+ * primary database. Past half its lifetime a read that uses the copy also
+ * starts that query beside its own work (not awaited), so under steady
+ * traffic no read waits for the layout. A reshard's phases each last longer
+ * than the lifetime (RESHARD_GRACE_MS), so isolates are never more than one
+ * phase apart. When the query fails the last layout read is used; with none,
+ * the error stands (a guess could send a read where an item has no row: a zero).
+ */
+export async function countLayout(env: Env, now = Date.now()): Promise<CountLayout> {
+  const ttl = config(env).LAYOUT_TTL_MS;
+  if (cached && now - cached.at < ttl) {
+    if (now - cached.at >= ttl / 2 && now - refreshedAt >= ttl / 2) {
+      refreshedAt = now;
+      loadLayout(env, now).catch(() => undefined);
+    }
+    return cached.layout;
+  }
+  try {
+    return await loadLayout(env, now);
+  } catch (error) {
+    if (cached) return cached.layout;
+    throw error;
+  }
+}
+
+async function loadLayout(env: Env, now: number): Promise<CountLayout> {
+  const layout = layoutOf(env, await readLayoutRow(env));
+  if (!cached || cached.at <= now) cached = { layout, at: now };
+  return layout;
+}
+
+/** Forgets this isolate's copy of the layout, so the next read asks the database (the reshard step, after it changes the row). */
+export function forgetLayout(): void {
+  cached = null;
+}
+
+/** Count database i (`DB`, `DB_1`, ...); a binding missing from wrangler.toml is a deployment error, said plainly. */
+export function countDatabaseAt(env: Env, index: number): D1Database {
+  const name = countDatabaseBinding(index);
+  const db = (env as unknown as Record<string, D1Database | undefined>)[name];
+  if (!db) throw new Error(`the count layout needs a D1 binding named ${name} in wrangler.toml`);
+  return db;
+}
+
+/** Every database either layout uses (both while a reshard runs), in index order. */
+export function layoutDatabases(env: Env, layout: CountLayout): D1Database[] {
+  return Array.from({ length: layoutWidth(layout) }, (_, index) => countDatabaseAt(env, index));
+}
+
+/**
+ * Entries grouped by database, each under every database `indexes` names for
+ * it (two for an item a reshard is moving, at some phases).
+ */
+export function groupByIndexes<T>(env: Env, entries: readonly T[], indexes: (entry: T) => number[]): Map<D1Database, T[]> {
+  const groups = new Map<D1Database, T[]>();
+  for (const entry of entries) {
+    for (const index of indexes(entry)) {
+      const db = countDatabaseAt(env, index);
+      const group = groups.get(db);
+      if (group) group.push(entry);
+      else groups.set(db, [entry]);
+    }
+  }
+  return groups;
+}
