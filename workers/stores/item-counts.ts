@@ -110,8 +110,21 @@ export async function readCountRows(env: Env, items: readonly string[], caller: 
  */
 export async function readD1Rows(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
   const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
+  let layout: CountLayout;
+  try {
+    layout = await countLayout(env);
+  } catch {
+    read.failed.push(...items);
+    return read;
+  }
   const trips: Trips = { d1: 0, central: 0 };
-  await Promise.all([...byCountDatabase(env, items, (item) => item)].map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, trips)));
+  const failed = new Set<string>();
+  const groups = [...groupByIndexes(env, items, (item: string) => readIndexes(layout, item))];
+  await Promise.all(groups.map(([db, group]) => readDatabase(env, db, group, caller, timeoutMs, read, failed, trips)));
+  for (const key of failed) {
+    read.found.delete(key);
+    read.failed.push(key);
+  }
   return read;
 }
 
