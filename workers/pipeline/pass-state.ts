@@ -3,7 +3,7 @@ import { countDatabases } from "../stores/count-databases";
 import { d1 } from "../stores/d1";
 
 /**
- * Where a pass stands lives in D1 (`DB`, migrations/0014_passes.sql): a row
+ * Where a pass stands lives in D1 (`DB`, migrations/0015_passes.sql): a row
  * per pass and a row per range, so any consumer invocation can take any
  * range's next step, and a pass outlives every runner.
  */
