@@ -160,10 +160,10 @@ export function shapeReadPath(shape: Shape, w: Workload, k: number): ReadPath {
   });
 }
 
-/** D1 rows a feed query reads per item it asks for, from the feed bench: its rows over the misses the read model gives it. */
-export function d1RowsPerItem(m: Measured): number {
+/** The read model run under the feed bench's conditions. */
+export function benchReadPath(m: Measured) {
   const b = m.feedBench;
-  const bench = readPath({
+  return readPath({
     items: b.items,
     zipf: b.zipf,
     feedsPerSecond: b.feedsPerSecond,
@@ -174,7 +174,11 @@ export function d1RowsPerItem(m: Measured): number {
     edgeTtlS: b.edgeTtlMs / 1000,
     countDatabases: b.countDatabases,
   });
-  return b.d1RowsReadPerFeed / bench.d1ItemsPerFeed;
+}
+
+/** D1 rows a feed query reads per item it asks for, from the feed bench: its rows over the misses the read model gives it. */
+export function d1RowsPerItem(m: Measured): number {
+  return m.feedBench.d1RowsReadPerFeed / benchReadPath(m).d1ItemsPerFeed;
 }
 
 export function rates(shape: Shape, w: Workload, m: Measured, reads: ReadPath): Rates {

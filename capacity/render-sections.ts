@@ -1,9 +1,9 @@
 // The read path, latency, availability and background-pass sections of
 // docs/capacity.md: every figure computed from the inputs.
 import { pathEstimate, type LatencyInputs, type PathEstimate } from "./latency";
-import { cacheLifetimesS, d1RowsPerItem, readItems, type Measured, type Prices, type ShapeResult, type Tier, type Workload } from "./model";
+import { benchReadPath, cacheLifetimesS, d1RowsPerItem, readItems, type Measured, type Prices, type ShapeResult, type Tier, type Workload } from "./model";
 import { passes, type PassInputs } from "./passes";
-import { MAX_STORE_ROUND_TRIPS, readPath } from "./reads";
+import { MAX_STORE_ROUND_TRIPS } from "./reads";
 
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
 const num = (n: number) => (n >= 100 ? int(n) : n >= 1 ? n.toFixed(2) : n === 0 ? "0" : n.toPrecision(2));
@@ -26,19 +26,7 @@ export type TierResult = { tier: Tier; result: ShapeResult };
 
 /** The feed bench's conditions run through the same read model, next to what the bench counted. */
 export function benchCheck(m: Measured) {
-  const b = m.feedBench;
-  const predicted = readPath({
-    items: b.items,
-    zipf: b.zipf,
-    feedsPerSecond: b.feedsPerSecond,
-    feedItems: 50,
-    isolates: 1,
-    locations: 1,
-    memoryTtlS: b.memoryTtlMs / 1000,
-    edgeTtlS: b.edgeTtlMs / 1000,
-    countDatabases: b.countDatabases,
-  });
-  return { predicted, rowsPerItem: d1RowsPerItem(m) };
+  return { predicted: benchReadPath(m), rowsPerItem: d1RowsPerItem(m) };
 }
 
 export function readSection(shapes: ShapeResult[], tiers: TierResult[], w: Workload, m: Measured): string {

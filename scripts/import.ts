@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { writeFileSync } from "node:fs";
 import { runImport } from "../shared/import-run";
 import { batchSender, fileCheckpoint, fileLines, fileSize, pacer, progressBar } from "./lib/import-cli";
-import { serviceToken } from "./lib/service-call";
+import { serviceTokenOrExit } from "./lib/service-call";
 
 const { values } = parseArgs({
   options: {
@@ -37,11 +37,7 @@ if (format !== "csv" && format !== "ndjson") {
   console.error("--format must be ndjson or csv");
   process.exit(2);
 }
-const token = await serviceToken();
-if (!token) {
-  console.error("No AUTH_SECRET: run `npm start` once (it creates .dev.vars) or set AUTH_SECRET.");
-  process.exit(1);
-}
+const token = await serviceTokenOrExit();
 const size = fileSize(file);
 const checkpoint = fileCheckpoint(values.checkpoint ?? `${file}.checkpoint.json`, { file, size });
 const resumed = await checkpoint.load();

@@ -11,7 +11,7 @@ import { DEFAULT_REBUILD_BATCH, MAX_REBUILD_BATCH, REBUILD_TARGETS, type Rebuild
 import { runRebuild } from "../shared/rebuild-run";
 import { pacer } from "./lib/import-cli";
 import { jsonCheckpoint, rebuildProgressLine } from "./lib/rebuild-cli";
-import { postService, serviceToken } from "./lib/service-call";
+import { postService, serviceTokenOrExit } from "./lib/service-call";
 
 const { values } = parseArgs({
   options: {
@@ -29,11 +29,7 @@ if (!REBUILD_TARGETS.includes(target) || !Number.isInteger(batch) || batch < 1 |
   console.error(`usage: npm run rebuild -- --target ${REBUILD_TARGETS.join("|")} [--url URL] [--rate KEYS_PER_SECOND (0: no limit)] [--batch 1..${MAX_REBUILD_BATCH}] [--checkpoint PATH] [--report PATH]`);
   process.exit(2);
 }
-const token = await serviceToken();
-if (!token) {
-  console.error("No AUTH_SECRET: run `npm start` once (it creates .dev.vars) or set AUTH_SECRET.");
-  process.exit(1);
-}
+const token = await serviceTokenOrExit();
 const url = values.url.replace(/\/$/, "");
 const checkpoint = jsonCheckpoint(values.checkpoint ?? `.rebuild-${target}.checkpoint.json`);
 const started = Date.now();

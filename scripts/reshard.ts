@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import { MAX_COUNT_DATABASES, MAX_RESHARD_BATCH, DEFAULT_RESHARD_BATCH, type ReshardResponse } from "../shared/reshard";
 import { runReshard } from "../shared/reshard-run";
-import { postService, serviceToken } from "./lib/service-call";
+import { postService, serviceTokenOrExit } from "./lib/service-call";
 
 const { values } = parseArgs({
   options: {
@@ -22,11 +22,7 @@ if (!Number.isInteger(databases) || databases < 1 || databases > MAX_COUNT_DATAB
   console.error(`usage: npm run reshard -- --databases 1..${MAX_COUNT_DATABASES} [--url URL] [--batch 1..${MAX_RESHARD_BATCH}]`);
   process.exit(2);
 }
-const token = await serviceToken();
-if (!token) {
-  console.error("No AUTH_SECRET: run `npm start` once (it creates .dev.vars) or set AUTH_SECRET.");
-  process.exit(1);
-}
+const token = await serviceTokenOrExit();
 const url = values.url.replace(/\/$/, "");
 const started = Date.now();
 const PHASE_NAMES: Record<ReshardResponse["phase"], string> = {

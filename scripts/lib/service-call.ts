@@ -14,6 +14,14 @@ export async function serviceToken(): Promise<string | null> {
   return await signJwt({ sub: "0", role: "service", exp: Math.floor(Date.now() / 1000) + 7 * 86_400 }, secret);
 }
 
+/** The service token, or the run ends with what to do when there is no AUTH_SECRET. */
+export async function serviceTokenOrExit(): Promise<string> {
+  const token = await serviceToken();
+  if (token) return token;
+  console.error("No AUTH_SECRET: run `npm start` once (it creates .dev.vars) or set AUTH_SECRET.");
+  process.exit(1);
+}
+
 /**
  * POSTs JSON to a service endpoint and answers its JSON. A 429 or 503 (or no
  * answer at all) waits its Retry-After, or a growing backoff, and tries

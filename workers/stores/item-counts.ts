@@ -60,6 +60,14 @@ export type StoreRead = {
 /** A feed's store round trips stay at most this many, whatever the number of count databases (docs/reads.md). */
 export const MAX_ROUND_TRIPS = 2;
 
+/** An empty read and the count layout; when DB cannot say the layout, every item asked is failed, none read from a guessed database. */
+async function startRead(env: Env, items: readonly string[]): Promise<{ read: StoreRead; layout: CountLayout | null }> {
+  const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
+  const layout = await countLayout(env).catch(() => null);
+  if (!layout) read.failed.push(...items);
+  return { read, layout };
+}
+
 /**
  * The stored counts of many items, in at most MAX_ROUND_TRIPS store round
  * trips: when they fall in that many count databases or fewer, one query to
@@ -73,14 +81,8 @@ export const MAX_ROUND_TRIPS = 2;
  * and those count toward the bound like any other.
  */
 export async function readCountRows(env: Env, items: readonly string[], caller: string, timeoutMs: number, path?: QueryPath): Promise<StoreRead> {
-  const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
-  let layout: CountLayout;
-  try {
-    layout = await countLayout(env);
-  } catch {
-    read.failed.push(...items);
-    return read;
-  }
+  const { read, layout } = await startRead(env, items);
+  if (!layout) return read;
   const trips: Trips = { d1: 0, central: 0 };
   const where = (item: string) => readIndexes(layout, item);
   let groups = [...groupByIndexes(env, items, where)];
@@ -109,14 +111,8 @@ export async function readCountRows(env: Env, items: readonly string[], caller: 
  * be answered by the central store instead).
  */
 export async function readD1Rows(env: Env, items: readonly string[], caller: string, timeoutMs: number): Promise<StoreRead> {
-  const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
-  let layout: CountLayout;
-  try {
-    layout = await countLayout(env);
-  } catch {
-    read.failed.push(...items);
-    return read;
-  }
+  const { read, layout } = await startRead(env, items);
+  if (!layout) return read;
   const trips: Trips = { d1: 0, central: 0 };
   const failed = new Set<string>();
   const groups = [...groupByIndexes(env, items, (item: string) => readIndexes(layout, item))];
