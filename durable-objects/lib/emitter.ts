@@ -90,14 +90,6 @@ type Sent = { inc: number; seq: number; at: number; tries: number };
  * the same commit), `ack()` from an RPC method, and `alarm()` from `alarm()`.
  */
 export class Emitter {
-  /** Test hooks: sends that throw (a queue that is down) and sends silently lost. */
-  readonly faults = {
-    sendFailures: 0,
-    dropSends: 0,
-    /** The next N sends are kept here instead of sent, so a test can deliver them as a failing consumer would. */
-    divertSends: 0,
-    diverted: [] as Emission[],
-  };
   /** How long an emission may stay unacknowledged before it is resent; tests lower it. */
   resendAfterMs = RESEND_AFTER_MS;
 
@@ -317,17 +309,7 @@ export class Emitter {
     );
     for (let i = 0; i < messages.length; i += MAX_SEND_BATCH) {
       const chunk = messages.slice(i, i + MAX_SEND_BATCH);
-      if (this.faults.sendFailures > 0) {
-        this.faults.sendFailures--;
-        throw new Error("injected queue failure");
-      }
-      if (this.faults.dropSends > 0) this.faults.dropSends--;
-      else if (this.faults.divertSends > 0) {
-        this.faults.divertSends--;
-        this.faults.diverted.push(...chunk.map(({ body }) => body));
-      } else {
-        await this.send(identity.item, chunk.map(({ body }) => body));
-      }
+      await this.send(identity.item, chunk.map(({ body }) => body));
       for (const { body, rows } of chunk) {
         this.#inFlight.add(body.emission, { snapshotSeq: body.snapshot?.seq ?? null, edges: rows, at: now });
         if (body.snapshot) this.#snapshotSent = sentAgain(this.#snapshotSent, 0, body.snapshot.seq);

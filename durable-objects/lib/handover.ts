@@ -54,8 +54,6 @@ export function markMoved(sql: Sql, placement: Placement, limit: number): Handed
  * no-op, and the head subtracts a batch exactly once, in `finish`.
  */
 export class Handover {
-  /** Test hook: stop after a step, as a crash there would; `stopped` says it happened. */
-  readonly faults: { stopAfter: "mark" | "adopt" | null; stopped: boolean } = { stopAfter: null, stopped: false };
   /** Runs that failed (a child refused or did not answer in time) and were left to the alarm, for tests. */
   failures = 0;
   #running = false;
@@ -90,21 +88,13 @@ export class Handover {
         if (!this.head.state().placement.hot) return;
         batch = this.#mark(this.batchSize());
         if (batch === null) return;
-        if (this.#stopsAfter("mark")) return;
       }
       const byChild = new Map<number, EdgeChange[]>();
       for (const { child, ...edge } of batch) byChild.set(child, [...(byChild.get(child) ?? []), edge]);
       const reports = new Map<number, ChildReport>();
       await Promise.all([...byChild].map(async ([child, edges]) => reports.set(child, await this.head.adopt(child, edges))));
-      if (this.#stopsAfter("adopt")) return;
       this.#finish(batch, reports);
     }
-  }
-
-  #stopsAfter(step: "mark" | "adopt"): boolean {
-    if (this.faults.stopAfter !== step) return false;
-    this.faults.stopped = true;
-    return true;
   }
 
   /** Commit: marks the next edges as moved and stores them as the batch in flight; null when none is left. */

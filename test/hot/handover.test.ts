@@ -1,6 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { childFor } from "../../shared/placement";
+import { handoverStopped, stopHandover } from "../workers/fault-points";
 import { freshId, like, unlike } from "../workers/helpers";
 import { SHARDS, delivered, handedOver, head, headEdges, homeOf, likeBelowHotRate, makeHot, settledLikes, users } from "./hot-helpers";
 
@@ -31,12 +32,12 @@ describe("a split hands the head's edges over to its children", () => {
     const id = freshId();
     const key = `post:${id}`;
     await runInDurableObject(head(key), (instance) => {
-      instance.handover.faults.stopAfter = step;
+      stopHandover(instance.handover, step);
     });
     const early = await users(10);
     await likeBelowHotRate(early, id);
     const wave = await makeHot(id);
-    await expect.poll(() => runInDurableObject(head(key), (instance) => instance.handover.faults.stopped), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => runInDurableObject(head(key), (instance) => handoverStopped(instance.handover)), { timeout: 10_000 }).toBe(true);
     expect((await headEdges(key)).handing).toBe(true);
     expect(await delivered(wave.map((u) => u.id))).toBe(true);
 

@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Emission } from "../../shared/emissions";
+import { emitterSends } from "./fault-points";
 import { freshId, like, newUser } from "./helpers";
 import { central, d1Counts, deliver, itemStub, settled } from "./pipeline-helpers";
 
@@ -13,15 +14,15 @@ describe("a message that keeps failing", () => {
     const key = `post:${id}`;
     const item = itemStub(key);
     await runInDurableObject(item, (instance) => {
-      instance.emitter.faults.divertSends = 1;
+      emitterSends(instance.emitter).diverts = 1;
       instance.emitter.resendAfterMs = 300;
     });
     const user = await newUser();
     expect((await like(user.token, id)).status).toBe(200);
     const diverted = await expect
-      .poll(async () => await runInDurableObject(item, (instance): Emission[] => [...instance.emitter.faults.diverted]), { timeout: 10_000 })
+      .poll(async () => await runInDurableObject(item, (instance): Emission[] => [...emitterSends(instance.emitter).diverted]), { timeout: 10_000 })
       .toHaveLength(1)
-      .then(() => runInDurableObject(item, (instance): Emission[] => [...instance.emitter.faults.diverted]));
+      .then(() => runInDurableObject(item, (instance): Emission[] => [...emitterSends(instance.emitter).diverted]));
 
     // The consumer's every try fails on the central store, as on a long outage: the message is retried, never acked.
     for (let attempt = 0; attempt < 3; attempt++) {

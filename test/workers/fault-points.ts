@@ -6,6 +6,10 @@
  * test picked. Call these inside `runInDurableObject`, with its instance.
  */
 
+import type { Emitter } from "../../durable-objects/lib/emitter";
+import type { Handover, HeadParts } from "../../durable-objects/lib/handover";
+import type { Emission } from "../../shared/emissions";
+
 type Method = (...args: unknown[]) => unknown;
 
 interface Fault {
@@ -103,4 +107,63 @@ export function failNext<T extends object>(instance: T, method: Name<T>, n: numb
 /** The next `n` calls of `method` run and then throw, as if their reply was lost. */
 export function loseReplies<T extends object>(instance: T, method: Name<T>, n: number): void {
   faultOf(instance, method).failAfter = n;
+}
+
+type Send = (item: string, bodies: readonly Emission[]) => Promise<void>;
+
+/** What an item object's emitter does with its next sends: fail them (a queue that is down), lose them, or keep them for the test. */
+export type SendFaults = { failures: number; drops: number; diverts: number; readonly diverted: Emission[] };
+
+const sendFaults = new WeakMap<Emitter, SendFaults>();
+
+/**
+ * The send faults of one emitter (all 0 until a test sets them). The
+ * emitter's send is the function its object gave it, so it is swapped on
+ * this emitter alone; a new instance of the object gets the real one.
+ */
+export function emitterSends(emitter: Emitter): SendFaults {
+  const known = sendFaults.get(emitter);
+  if (known) return known;
+  const faults: SendFaults = { failures: 0, drops: 0, diverts: 0, diverted: [] };
+  sendFaults.set(emitter, faults);
+  const holder = emitter as unknown as { send: Send };
+  const send = holder.send;
+  holder.send = async (item, bodies) => {
+    if (faults.failures > 0) {
+      faults.failures--;
+      throw new Error("injected queue failure");
+    }
+    if (faults.drops > 0) faults.drops--;
+    else if (faults.diverts > 0) {
+      faults.diverts--;
+      faults.diverted.push(...bodies);
+    } else await send(item, bodies);
+  };
+  return faults;
+}
+
+const stoppedHandovers = new WeakSet<Handover>();
+
+/**
+ * Stops one head's hand-over after a step, as a crash there would: after
+ * "mark" its batch is stored and no child is asked to adopt it; after
+ * "adopt" the children hold the edges and the head never finishes. The run
+ * then waits until the test aborts the object; `handoverStopped` says it got there.
+ */
+export function stopHandover(handover: Handover, step: "mark" | "adopt"): void {
+  const parts = (handover as unknown as { head: HeadParts }).head;
+  const adopt = parts.adopt;
+  const stop = async (): Promise<never> => {
+    stoppedHandovers.add(handover);
+    for (;;) await new Promise((resolve) => setTimeout(resolve, HELD_POLL_MS));
+  };
+  parts.adopt = async (child, edges) => {
+    if (step === "adopt") await adopt(child, edges);
+    return await stop();
+  };
+}
+
+/** Whether a hand-over `stopHandover` set up reached its stop. */
+export function handoverStopped(handover: Handover): boolean {
+  return stoppedHandovers.has(handover);
 }

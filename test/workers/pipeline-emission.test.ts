@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ItemCounter } from "../../durable-objects/ItemCounter";
 import { EMIT_INTERVAL_MS } from "../../durable-objects/lib/emitter";
+import { emitterSends } from "./fault-points";
 import { countOf, freshId, like, newUser, unlike } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 
@@ -35,13 +36,13 @@ describe("items emit their counts and edges until the stores have them", () => {
     const id = freshId();
     const item = itemStub(`post:${id}`);
     await runInDurableObject(item, (instance) => {
-      instance.emitter.faults.dropSends = 1;
+      emitterSends(instance.emitter).drops = 1;
       instance.emitter.resendAfterMs = 300;
     });
     const user = await newUser();
     expect((await like(user.token, id)).status).toBe(200);
     await settled(`post:${id}`);
-    expect(await runInDurableObject(item, (instance) => instance.emitter.faults.dropSends)).toBe(0);
+    expect(await runInDurableObject(item, (instance) => emitterSends(instance.emitter).drops)).toBe(0);
     expect((await d1Counts(`post:${id}`))?.counts.likes).toBe(1);
     expect((await (await central()).readEdge(user.id, `post:${id}`, "likes"))?.state).toBe(1);
   }, 60_000);
@@ -50,13 +51,13 @@ describe("items emit their counts and edges until the stores have them", () => {
     const id = freshId();
     const item = itemStub(`post:${id}`);
     await runInDurableObject(item, (instance) => {
-      instance.emitter.faults.sendFailures = 1;
+      emitterSends(instance.emitter).failures = 1;
     });
     const user = await newUser();
     expect((await like(user.token, id)).status).toBe(200);
     expect(await countOf(id)).toBe(1);
     await settled(`post:${id}`);
-    expect(await runInDurableObject(item, (instance) => instance.emitter.faults.sendFailures)).toBe(0);
+    expect(await runInDurableObject(item, (instance) => emitterSends(instance.emitter).failures)).toBe(0);
     expect((await d1Counts(`post:${id}`))?.counts.likes).toBe(1);
   }, 60_000);
 
@@ -93,10 +94,10 @@ describe("items emit their counts and edges until the stores have them", () => {
       } finally {
         Reflect.deleteProperty(state, "id");
       }
-      head.emitter.faults.divertSends = 1;
+      emitterSends(head.emitter).diverts = 1;
       head.resnapshot();
       await head.emitter.alarm();
-      return head.emitter.faults.diverted.map(({ origin, item }) => [origin.name, item]);
+      return emitterSends(head.emitter).diverted.map(({ origin, item }) => [origin.name, item]);
     });
     expect(diverted).toEqual([[key, key]]);
   }, 60_000);
@@ -107,10 +108,10 @@ describe("items emit their counts and edges until the stores have them", () => {
     const item = itemStub(key);
     // The sent emission is kept, not delivered: no acknowledgement ever comes for it.
     await runInDurableObject(item, (instance) => {
-      instance.emitter.faults.divertSends = 1;
+      emitterSends(instance.emitter).diverts = 1;
     });
     expect((await like((await newUser()).token, id)).status).toBe(200);
-    await expect.poll(() => runInDurableObject(item, (instance) => instance.emitter.faults.diverted.length), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => runInDurableObject(item, (instance) => emitterSends(instance.emitter).diverted.length), { timeout: 10_000 }).toBe(1);
     // A fresh stub each time: one from before the restart is broken by it.
     const alarmIn = () => runInDurableObject(itemStub(key), async (_, state) => ((await state.storage.getAlarm()) ?? Infinity) - Date.now());
     // The alarm waits for the resend time, since an acknowledgement may still come.

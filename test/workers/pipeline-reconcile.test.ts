@@ -11,6 +11,7 @@ import { indexDraw } from "../../shared/item-index";
 import { Alternator } from "../../workers/stores/alternator";
 import { countDatabaseFor } from "../../workers/stores/count-databases";
 import { splitItem } from "../../workers/stores/item-key";
+import { emitterSends } from "./fault-points";
 import { freshId, like, newUser } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 
@@ -76,7 +77,7 @@ describe("reconciliation", () => {
   it("reports a store that is behind its object as lag, and repairs nothing", async () => {
     const item = await likedItem(1);
     await runInDurableObject(itemStub(item), (instance) => {
-      instance.emitter.faults.dropSends = 1_000;
+      emitterSends(instance.emitter).drops = 1_000;
     });
     await like((await newUser()).token, item.split(":")[1]!);
     await applied(item, 2);
@@ -84,7 +85,7 @@ describe("reconciliation", () => {
     expect(await lastRun()).toMatchObject({ items_repaired: 0, d1_drift: 0, central_drift: 0, items_lagging: 1, max_difference: 0 });
     expect((await d1Counts(item))?.counts.likes).toBe(1);
     await runInDurableObject(itemStub(item), (instance) => {
-      instance.emitter.faults.dropSends = 0;
+      emitterSends(instance.emitter).drops = 0;
       instance.emitter.resendAfterMs = 200;
     });
     await converged(item);
