@@ -45,8 +45,8 @@ const plus = (a: Work, b: Work): Work => Object.fromEntries(Object.keys(none).ma
  *   the index page (one query per database, up to a slice of rows from each)
  *   and of its queue message;
  * - D1 rebuild: the object's snapshot, a share of the step's index page, its
- *   store read (D1 at K <= 2; past two databases the step reads the central
- *   store, readCountRows), one row written, one write batch per database per step;
+ *   D1 read (readD1Rows: one query per database the step's items fall in, the
+ *   count and settings rows), one row written, one write batch per database per step;
  * - central rebuild: the object's snapshot, a GetItem and a conditional write
  *   per item, then per edge two conditional writes and a share of a page of the
  *   user's object;
@@ -64,9 +64,8 @@ export function perUnit(pass: PassName, k: number, f: PassInputs): Work {
     case "D1 rebuild":
       return times({
         objectCalls: 1,
-        d1Queries: (k + (k <= 2 ? k : 0) + Math.min(k, step)) / step,
-        d1RowsRead: k + (k <= 2 ? 2 : 0),
-        centralReads: k > 2 ? 1 : 0,
+        d1Queries: (k + 2 * Math.min(k, step)) / step,
+        d1RowsRead: k + 2,
         d1RowsWritten: 1,
         workerRequests: 1 / step,
       }, 1);

@@ -193,6 +193,6 @@ Every pass that walks the item index walks it through all K databases at once
 database per page), so its D1 queries and rows read per item grow with K: at
 K = ${int(largest.needs.d1Databases)} a reconciliation reads ${int(2 + largest.needs.d1Databases)} D1 rows per item it checks, most of
 its cost. A walk split by database would read one index row per item. A D1
-rebuild at K > 2 reads the stored rows it compares with through the feed path,
-which past two databases asks the central store (counted so above).`;
+rebuild reads the rows it compares with from D1 itself, one query per database
+a step's items fall in, never the central store (which could hold a row D1 lost).`;
 }
