@@ -292,6 +292,10 @@ function consistent(settings: Config): string[] {
   const keySet = settings.AUTH_JWKS_URL || settings.AUTH_JWKS || settings.AUTH_SERVICE_JWKS_URL || settings.AUTH_SERVICE_JWKS;
   if (keySet && !settings.AUTH_ISSUER) problems.push("AUTH_ISSUER: required when a key set is configured");
   if (keySet && !settings.AUTH_AUDIENCE) problems.push("AUTH_AUDIENCE: required when a key set is configured");
+  // An isolate whose layout reads fail keeps its last layout up to RESHARD_GRACE_MS - LAYOUT_TTL_MS (workers/stores/count-layout.ts): that must outlast a normal copy's lifetime.
+  if (settings.RESHARD_GRACE_MS <= 2 * settings.LAYOUT_TTL_MS) {
+    problems.push(`RESHARD_GRACE_MS: must exceed twice LAYOUT_TTL_MS (${2 * settings.LAYOUT_TTL_MS} ms), so no isolate can fall two reshard phases behind`);
+  }
   return problems;
 }
 

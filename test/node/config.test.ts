@@ -54,6 +54,12 @@ describe("the typed configuration", () => {
     expect(() => config({ AUTH_ALGORITHMS: "" })).toThrow(/AUTH_ALGORITHMS/);
   });
 
+  it("keeps a reshard phase longer than twice the count layout's lifetime", () => {
+    expect(() => config({ LAYOUT_TTL_MS: "5000", RESHARD_GRACE_MS: "10000" })).toThrow(/RESHARD_GRACE_MS: must exceed twice LAYOUT_TTL_MS \(10000 ms\)/);
+    expect(() => config({ RESHARD_GRACE_MS: "8000" })).toThrow(/RESHARD_GRACE_MS/);
+    expect(config({ LAYOUT_TTL_MS: "100", RESHARD_GRACE_MS: "1000" }).RESHARD_GRACE_MS).toBe(1000);
+  });
+
   it("needs the issuer and the audience whenever a key set is configured", () => {
     expect(() => config({ AUTH_JWKS_URL: "https://example.auth0.com/.well-known/jwks.json" })).toThrow(/AUTH_ISSUER.*AUTH_AUDIENCE/);
     expect(() => config({ AUTH_SERVICE_JWKS: '{"keys":[]}', AUTH_ISSUER: "https://issuer/" })).toThrow(/AUTH_AUDIENCE/);

@@ -7,7 +7,7 @@ import { countLayout, groupByIndexes } from "../stores/count-layout";
 import { writeIndexes } from "../../shared/count-layout";
 import { itemCounter } from "../lib/objects";
 import type { CentralStore } from "../stores/central-store";
-import { readCountRows, writeSnapshots } from "../stores/item-counts";
+import { readD1Rows, writeSnapshots } from "../stores/item-counts";
 import { settleAll } from "../../shared/settle";
 
 export const REBUILD_CALLER = "rebuild";
@@ -63,7 +63,8 @@ export async function rebuildItemCounts(env: Env, items: readonly string[], cent
       else unreadable(present[i]!, result.reason);
     });
   } else {
-    const read = await readCountRows(env, present, REBUILD_CALLER, config(env).D1_TIMEOUT_MS);
+    // D1 itself, never the central store in its place: a row D1 lost but the central store holds must be rewritten.
+    const read = await readD1Rows(env, present, REBUILD_CALLER, config(env).D1_TIMEOUT_MS);
     for (const item of read.failed) unreadable(item, "its count database cannot be read");
     for (const item of objects.keys()) stored.set(item, read.found.get(item) ?? null);
   }

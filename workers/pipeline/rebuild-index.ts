@@ -1,5 +1,6 @@
 import type { RebuildCursor } from "../../shared/rebuild";
-import { countDatabases, indexDatabaseFor, userIndexDatabaseFor } from "../stores/count-databases";
+import { indexDatabaseFor, userIndexDatabaseFor } from "../stores/count-databases";
+import { countLayout, layoutDatabases } from "../stores/count-layout";
 import type { CentralStore } from "../stores/central-store";
 import { countedItemsAfter, writeSnapshots } from "../stores/item-counts";
 import { REBUILD_CALLER, type Tally } from "./rebuild-counts";
@@ -24,13 +25,21 @@ async function writeIndexRows(env: Env, kind: "items" | "users", keys: readonly 
 }
 
 /**
+ * The databases that hold count rows: those of the count layout (both
+ * layouts' while a reshard runs), not COUNT_DATABASES, which a reshard leaves behind.
+ */
+export async function countedDatabases(env: Env): Promise<D1Database[]> {
+  return layoutDatabases(env, await countLayout(env));
+}
+
+/**
  * One page of the index backfill from count database `db`'s rows, after the
  * item `after` in key order: every item with a count row gets its index row
  * (an item counted before the index existed, or an index restored from an
  * old backup). Then the next database, then the users' scan.
  */
 export async function backfillItemIndex(env: Env, db: number, after: string, limit: number, central: CentralStore | null, tally: Tally): Promise<Next> {
-  const databases = countDatabases(env);
+  const databases = await countedDatabases(env);
   const items = await countedItemsAfter(env, databases[db]!, after, limit, REBUILD_CALLER);
   await writeIndexRows(env, "items", items, tally);
   if (items.length === limit) return { phase: "counted", db, key: items[items.length - 1]! };

@@ -1,12 +1,11 @@
 import { DRAW_RANGE } from "../../shared/item-index";
 import type { RangeBounds } from "../../shared/passes";
 import { MAX_REBUILD_EDGES, type RebuildCursor, type RebuildResponse, type RebuildTarget, encodeCursor } from "../../shared/rebuild";
-import { countDatabases } from "../stores/count-databases";
 import type { CentralStore } from "../stores/central-store";
 import { indexPage } from "../stores/index-walk";
 import { REBUILD_CALLER, emptyTally, rebuildItemCounts, type Tally } from "./rebuild-counts";
 import { rebuildUserEdges } from "./rebuild-edges";
-import { backfillItemIndex, backfillUserIndex } from "./rebuild-index";
+import { backfillItemIndex, backfillUserIndex, countedDatabases } from "./rebuild-index";
 
 type Next = RebuildCursor | null;
 
@@ -45,7 +44,8 @@ export async function rebuildStep(
       next = await backfillUserIndex(env, central!, start, limit, tally);
       break;
   }
-  return { target, ...tally, next: next ? encodeCursor(next) : null, progress: progress(env, target, next) };
+  const databases = next?.phase === "counted" ? (await countedDatabases(env)).length : 1;
+  return { target, ...tally, next: next ? encodeCursor(next) : null, progress: progress(target, next, databases) };
 }
 
 async function itemsStep(
@@ -103,8 +103,8 @@ async function usersStep(
   return page.done ? null : { phase: "users", ...at };
 }
 
-/** How far a walk has gone: draws are spread evenly over their range, so a cursor's draw tells. */
-function progress(env: Env, target: RebuildTarget, next: Next): number {
+/** How far a walk has gone: draws are spread evenly over their range, so a cursor's draw tells; the index's walk goes database by database (`databases` of them). */
+function progress(target: RebuildTarget, next: Next, databases: number): number {
   if (!next) return 1;
   switch (next.phase) {
     case "items":
@@ -112,7 +112,7 @@ function progress(env: Env, target: RebuildTarget, next: Next): number {
     case "users":
       return 0.5 + 0.5 * Math.max(0, next.draw / DRAW_RANGE);
     case "counted":
-      return (0.5 * next.db) / countDatabases(env).length;
+      return (0.5 * next.db) / databases;
     case "scan":
       // A scan's order is the store's own: its progress is known only when it ends.
       return 0.5;

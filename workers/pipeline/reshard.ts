@@ -1,6 +1,6 @@
 import { config } from "../../shared/config";
 import { countDatabaseIndex } from "../../shared/count-databases";
-import { moves, type ReshardPhase } from "../../shared/count-layout";
+import type { ReshardPhase } from "../../shared/count-layout";
 import { settleAll } from "../../shared/settle";
 import { ReshardCursor, type ReshardResponse } from "../../shared/reshard";
 import { metrics } from "../../metrics/recorder";
@@ -69,7 +69,8 @@ export async function reshardStep(env: Env, target: number, limit: number, now =
     return await advance(env, row, { ...row, ...next[row.phase], cursor: null, done: 0, changed_at: now });
   }
   const rows = await readRows(env, cursor, limit, CALLER);
-  const moving = rows.rows.filter((r) => moves(`${r.item_type}:${r.item_id}`, row.databases, target)) as typeof rows.rows;
+  // A database of the old layout also holds rows the copy brought in (their new home): only rows whose new home is elsewhere move.
+  const moving = rows.rows.filter((r) => countDatabaseIndex(`${r.item_type}:${r.item_id}`, target) !== cursor.db) as typeof rows.rows;
   const work = { table: rows.table, rows: moving } as Rows;
   let repaired = 0;
   if (row.phase === "dual") await backfillCentral(env, rows.rows as SettingsRow[]);

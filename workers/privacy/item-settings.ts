@@ -46,7 +46,7 @@ export async function readSettings(env: Env, keys: readonly string[], caller = "
     [...(await settingsDatabases(env, missing))].map(async ([db, group]) => {
       try {
         for (const [key, settings] of await readSettingsRows(env, db, group, caller, path)) {
-          // While a reshard copies, an item may be read from two databases: a row found wins over none.
+          // While a reshard copies or verifies, an item may be read from two databases: a row found wins over none.
           if (settings === UNKNOWN_ITEM && found.has(key)) continue;
           rememberSettings(env, key, settings, now);
           found.set(key, settings);

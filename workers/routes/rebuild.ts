@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { RebuildRequest, type RebuildCursor, type RebuildResponse, type RebuildTarget } from "../../shared/rebuild";
 import { invalid, unavailable } from "../lib/errors";
-import { countDatabases } from "../stores/count-databases";
 import { readJson } from "../lib/validation";
 import { requireService } from "../middleware/auth";
 import { centralStore } from "../stores/central-tables";
 import { rebuildStep } from "../pipeline/rebuild";
+import { countedDatabases } from "../pipeline/rebuild-index";
 import type { AppEnv } from "../types";
 
 export const rebuildRoute = new Hono<AppEnv>();
@@ -20,8 +20,8 @@ const PHASES: Record<RebuildTarget, readonly RebuildCursor["phase"][]> = { d1: [
 rebuildRoute.post("/v1/admin/rebuild", requireService, async (c) => {
   const { target, cursor, limit } = await readJson(c, RebuildRequest);
   if (cursor && !PHASES[target].includes(cursor.phase)) throw invalid(`The cursor belongs to another target's rebuild, not ${target}'s.`);
-  if (cursor?.phase === "counted" && cursor.db >= countDatabases(c.env).length) {
-    throw invalid("The cursor names a count database this deployment does not have (COUNT_DATABASES changed): start over.");
+  if (cursor?.phase === "counted" && cursor.db >= (await countedDatabases(c.env)).length) {
+    throw invalid("The cursor names a count database the count layout does not have (a reshard changed it): start over.");
   }
   const central = await centralStore(c.env).catch(() => {
     throw unavailable("The central store cannot be reached; retry shortly.", 5);

@@ -42,8 +42,13 @@ let refreshedAt = 0;
  * starts that query beside its own work (not awaited), so under steady
  * traffic no read waits for the layout. A reshard's phases each last longer
  * than the lifetime (RESHARD_GRACE_MS), so isolates are never more than one
- * phase apart. When the query fails the last layout read is used; with none,
- * the error stands (a guess could send a read where an item has no row: a zero).
+ * phase apart. When the query fails the last layout read is used while it is
+ * younger than RESHARD_GRACE_MS - LAYOUT_TTL_MS: the row can have moved on
+ * one phase the moment this isolate read it, and the next phase's work waits
+ * RESHARD_GRACE_MS after that, so an older copy could be two phases behind
+ * (the rest, LAYOUT_TTL_MS, is left for the read or write that uses it). Past
+ * that, or with none, the error stands: a guess could send a read where an
+ * item has no row (a zero); the callers mark their reads failed and retry.
  */
 export async function countLayout(env: Env, now = Date.now()): Promise<CountLayout> {
   const ttl = config(env).LAYOUT_TTL_MS;
@@ -57,7 +62,7 @@ export async function countLayout(env: Env, now = Date.now()): Promise<CountLayo
   try {
     return await loadLayout(env, now);
   } catch (error) {
-    if (cached) return cached.layout;
+    if (cached && now - cached.at < config(env).RESHARD_GRACE_MS - ttl) return cached.layout;
     throw error;
   }
 }

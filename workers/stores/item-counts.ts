@@ -76,7 +76,7 @@ async function startRead(env: Env, items: readonly string[]): Promise<{ read: St
  * item's counts and settings. What the central store could not answer (it is
  * off, down, slow, or left keys twice) falls back to the databases: more
  * round trips, the same answer. A database that fails fails only its own items.
- * The databases are those of the count layout: while a reshard copies, an
+ * The databases are those of the count layout: while a reshard copies or verifies, an
  * item that moves is read from both of its databases (the newest row wins),
  * and those count toward the bound like any other.
  */

@@ -17,7 +17,7 @@ export function settingsFromRow(row: SettingsColumns): ItemSettings {
 
 /**
  * The databases to read items' settings from: the ones that hold their counts,
- * so the feed's one query reads both (while a reshard copies, an item that
+ * so the feed's one query reads both (until a reshard cleans up, an item that
  * moves is in two: a row found in either wins over none).
  */
 export async function settingsDatabases(env: Env, keys: readonly string[]): Promise<Map<D1Database, string[]>> {
