@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { config } from "../../shared/config";
 import { indexDraw } from "../../shared/item-index";
-import { latestPass } from "../../workers/pipeline/pass-state";
+import { latestPass } from "../../workers/stores/passes";
 import { tickPasses } from "../../workers/pipeline/pass-tick";
 import { indexDatabaseFor } from "../../workers/stores/count-databases";
 import { freshId, like, newUser, tokenFor } from "./helpers";

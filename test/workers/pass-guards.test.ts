@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EMISSION_VERSION } from "../../shared/emissions";
-import { createPass, readPass } from "../../workers/pipeline/pass-state";
+import { createPass, readPass } from "../../workers/stores/passes";
 import { passPlan, resumeStalled } from "../../workers/pipeline/pass-tick";
 import { freshId, tokenFor } from "./helpers";
 import { sample, scrape, type Family } from "./metrics-exposition";

@@ -7,7 +7,7 @@ import type { PassKind } from "../../shared/passes";
 import { countDatabaseFor, countDatabases, indexDatabaseFor } from "../../workers/stores/count-databases";
 import { Alternator } from "../../workers/stores/alternator";
 import { splitItem } from "../../workers/stores/item-key";
-import { rangesOf, readPass } from "../../workers/pipeline/pass-state";
+import { rangesOf, readPass } from "../../workers/stores/passes";
 import { resumeStalled, startPass } from "../../workers/pipeline/pass-tick";
 import { freshId, like, newUser } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";

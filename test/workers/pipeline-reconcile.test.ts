@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../workers/index";
 import { compare, reconcile } from "../../workers/pipeline/reconcile";
-import { readPass } from "../../workers/pipeline/pass-state";
+import { readPass } from "../../workers/stores/passes";
 import { passPlan, startPass } from "../../workers/pipeline/pass-tick";
 import { queueRandomSample } from "../../workers/pipeline/reconcile-follow-ups";
 import { indexDraw } from "../../shared/item-index";

@@ -107,6 +107,7 @@ export const OPERATIONS_ENDPOINTS: readonly Endpoint[] = [
             { dependency: "central_store", open: false },
             { dependency: "d1:DB", open: false },
           ],
+          passes: [{ pass: "reconcile", ranges: 64, ranges_done: 17, items: 1_250_000, items_per_second: 410 }],
           alerts: [
             { name: "like_latency_p99", summary: "Like p99 latency is over 100 ms.", threshold: 0.1, value: 0.031, firing: false },
           ],

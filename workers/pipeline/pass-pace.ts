@@ -1,5 +1,5 @@
 import { config } from "../../shared/config";
-import type { Pass } from "./pass-state";
+import type { Pass } from "../stores/passes";
 import type { StepWork } from "./pass-work";
 
 /** The longest a queue message may be delayed. */

@@ -3,7 +3,7 @@ import { metrics } from "../../metrics/recorder";
 import { EMISSION_VERSION } from "../../shared/emissions";
 import { log } from "../../shared/log";
 import type { PassStep } from "../../shared/passes";
-import { commitStep, finishIfDone, readRange, type Pass, type RangeRow } from "./pass-state";
+import { commitStep, finishIfDone, readRange, type Pass, type RangeRow } from "../stores/passes";
 import { paceSeconds } from "./pass-pace";
 import { stepWork } from "./pass-work";
 import type { RequestMessage } from "./requests";

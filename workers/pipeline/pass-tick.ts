@@ -4,10 +4,9 @@ import { EMISSION_VERSION } from "../../shared/emissions";
 import { DRAW_RANGE } from "../../shared/item-index";
 import { log } from "../../shared/log";
 import type { PassKind } from "../../shared/passes";
-import { countDatabases } from "../stores/count-databases";
-import { d1 } from "../stores/d1";
+import { itemsIndexedBelow } from "../stores/index-walk";
 import { recentItems } from "../stores/item-counts";
-import { createPass, finishIfDone, latestPass, PASS_CALLER, rangesOf, unfinishedPasses, type Pass, type PassPlan } from "./pass-state";
+import { createPass, finishIfDone, latestPass, PASS_CALLER, rangesOf, unfinishedPasses, type Pass, type PassPlan } from "../stores/passes";
 import { sendStep } from "./pass-steps";
 
 /** The index's size is estimated from the share of it in the first 1/SLICE of the draws. */
@@ -45,12 +44,7 @@ export function passPlan(env: Env, kind: PassKind, itemsPerSecond = 0): PassPlan
  * query per database either way).
  */
 export async function estimateIndexSize(env: Env): Promise<number> {
-  const count = async (below: number) => {
-    const counts = await Promise.all(
-      countDatabases(env).map((db) => d1(env, db, PASS_CALLER).first<{ n: number }>(db.prepare("SELECT COUNT(*) AS n FROM item_index WHERE draw < ?").bind(below))),
-    );
-    return counts.reduce((sum, row) => sum + (row?.n ?? 0), 0);
-  };
+  const count = (below: number) => itemsIndexedBelow(env, below, PASS_CALLER);
   const sliced = await count(DRAW_RANGE / SLICE);
   return sliced >= SLICE_ENOUGH ? sliced * SLICE : await count(DRAW_RANGE);
 }

@@ -3,7 +3,7 @@ import { log } from "../../shared/log";
 import { decodeCursor, encodeCursor, type RebuildCursor } from "../../shared/rebuild";
 import { centralStore } from "../stores/central-tables";
 import { indexPage } from "../stores/index-walk";
-import { PASS_CALLER, type Pass, type RangeRow, type StepResult } from "./pass-state";
+import { PASS_CALLER, type Pass, type RangeRow, type StepResult } from "../stores/passes";
 import { rebuildStep } from "./rebuild";
 import { checkItems, outcomeOf } from "./reconcile";
 import { followUpDrift } from "./reconcile-follow-ups";

@@ -7,23 +7,11 @@ import { metrics } from "../../metrics/recorder";
 import { invalid, unavailable } from "../lib/errors";
 import { centralStore } from "../stores/central-tables";
 import { countDatabaseAt, forgetLayout, readLayoutRow, type LayoutRow } from "../stores/count-layout";
-import { d1 } from "../stores/d1";
-import { UPSERT as SETTINGS_UPSERT, settingsFromRow } from "../stores/item-settings";
+import { settingsFromRow } from "../stores/item-settings";
+import { countRows, deleteRows, readRows, storedVersions, writeLayoutRow, writeRows, type CountRow, type Rows, type SettingsRow } from "../stores/reshard-rows";
 
 const CALLER = "reshard";
 const CENTRAL_CONCURRENCY = 16;
-
-type CountRow = { item_type: string; item_id: string; likes: number; views: number; shares: number; saves: number; seq: number; updated_at: number; counted_at: number };
-type SettingsRow = { item_type: string; item_id: string; owner_id: string | null; visibility: string; hide_counts: number; updated_at: number };
-type Rows = { table: "item_counts"; rows: CountRow[] } | { table: "item_settings"; rows: SettingsRow[] };
-
-/** A copied counts row replaces only an older one: a snapshot the aggregator wrote to both layouts meanwhile wins. */
-const COPY_COUNTS = `INSERT INTO item_counts (item_type, item_id, likes, views, shares, saves, seq, updated_at, counted_at)
-  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-  ON CONFLICT (item_type, item_id) DO UPDATE
-    SET likes = excluded.likes, views = excluded.views, shares = excluded.shares, saves = excluded.saves,
-        seq = excluded.seq, updated_at = excluded.updated_at, counted_at = excluded.counted_at
-    WHERE excluded.seq > item_counts.seq`;
 
 /**
  * The tables each phase walks in every database of the old layout. `dual`
@@ -36,8 +24,6 @@ const TABLES: Record<ReshardPhase, readonly ReshardCursor["table"][]> = {
   switch: ["item_counts", "item_settings"],
   cleanup: ["item_counts", "item_settings"],
 };
-
-const KEYS = "(item_type, item_id) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))";
 
 /**
  * One step of moving the counts and settings from the current count layout to
@@ -59,7 +45,7 @@ export async function reshardStep(env: Env, target: number, limit: number, now =
         throw invalid(`${target} count databases need more D1 bindings: ${(error as Error).message}.`);
       }
     }
-    const total = await countRows(env, from);
+    const total = await countRows(env, from, CALLER);
     const started: LayoutRow = { databases: from, next_databases: target, phase: "dual", cursor: null, done: 0, total, repaired: 0, changed_at: now };
     await save(env, row, started);
     return answer({ from, to: target, phase: "dual" }, started, config(env).RESHARD_GRACE_MS);
@@ -82,7 +68,7 @@ export async function reshardStep(env: Env, target: number, limit: number, now =
     };
     return await advance(env, row, { ...row, ...next[row.phase], cursor: null, done: 0, changed_at: now });
   }
-  const rows = await readRows(env, cursor, limit);
+  const rows = await readRows(env, cursor, limit, CALLER);
   const moving = rows.rows.filter((r) => moves(`${r.item_type}:${r.item_id}`, row.databases, target)) as typeof rows.rows;
   const work = { table: rows.table, rows: moving } as Rows;
   let repaired = 0;
@@ -122,37 +108,8 @@ async function advance(env: Env, row: LayoutRow, next: LayoutRow): Promise<Resha
  * dropped), then forgets this isolate's copy of the layout.
  */
 async function save(env: Env, read: LayoutRow | null, next: LayoutRow): Promise<void> {
-  const values = [next.databases, next.next_databases, next.phase, next.cursor, next.done, next.total, next.repaired, next.changed_at];
-  const statement = read
-    ? env.DB.prepare(
-        `UPDATE count_layout SET databases = ?1, next_databases = ?2, phase = ?3, cursor = ?4, done = ?5, total = ?6, repaired = ?7, changed_at = ?8
-         WHERE id = 1 AND phase IS ?9 AND cursor IS ?10 AND changed_at = ?11`,
-      ).bind(...values, read.phase, read.cursor, read.changed_at)
-    : env.DB.prepare(
-        "INSERT OR IGNORE INTO count_layout (id, databases, next_databases, phase, cursor, done, total, repaired, changed_at) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-      ).bind(...values);
-  await d1(env, env.DB, CALLER).run(statement);
+  await writeLayoutRow(env, read, next, CALLER);
   forgetLayout();
-}
-
-/** Rows the old layout holds (counts and settings), for the progress bar: one query per database. */
-async function countRows(env: Env, databases: number): Promise<number> {
-  const counts = await Promise.all(
-    Array.from({ length: databases }, (_, index) => {
-      const db = countDatabaseAt(env, index);
-      return d1(env, db, CALLER).first<{ n: number }>(db.prepare("SELECT (SELECT COUNT(*) FROM item_counts) + (SELECT COUNT(*) FROM item_settings) AS n"));
-    }),
-  );
-  return counts.reduce((sum, row) => sum + (row?.n ?? 0), 0);
-}
-
-/** The next rows of one old database's table, in key order: one query. */
-async function readRows(env: Env, cursor: ReshardCursor, limit: number): Promise<Rows> {
-  const db = countDatabaseAt(env, cursor.db);
-  const rows = await d1(env, db, CALLER).all<CountRow & SettingsRow>(
-    db.prepare(`SELECT * FROM ${cursor.table} WHERE (item_type, item_id) > (?1, ?2) ORDER BY item_type, item_id LIMIT ?3`).bind(...cursor.after, limit),
-  );
-  return { table: cursor.table, rows } as Rows;
 }
 
 /** Rows grouped by their database in the new layout. */
@@ -164,11 +121,7 @@ function byNewDatabase<T extends { item_type: string; item_id: string }>(env: En
 async function copy(env: Env, work: Rows, target: number): Promise<void> {
   await Promise.all(
     [...byNewDatabase<CountRow | SettingsRow>(env, work.rows, target)].map(([db, rows]) =>
-      d1(env, db, CALLER).batch(
-        work.table === "item_counts"
-          ? (rows as CountRow[]).map((r) => db.prepare(COPY_COUNTS).bind(r.item_type, r.item_id, r.likes, r.views, r.shares, r.saves, r.seq, r.updated_at, r.counted_at))
-          : (rows as SettingsRow[]).map((r) => db.prepare(SETTINGS_UPSERT).bind(r.item_type, r.item_id, r.owner_id, r.visibility, r.hide_counts, r.updated_at)),
-      ),
+      writeRows(env, db, { table: work.table, rows } as Rows, CALLER),
     ),
   );
 }
@@ -193,12 +146,7 @@ async function verify(env: Env, work: Rows, target: number): Promise<number> {
   let repaired = 0;
   await Promise.all(
     [...byNewDatabase<CountRow | SettingsRow>(env, work.rows, target)].map(async ([db, rows]) => {
-      const keys = JSON.stringify(rows.map((r) => [r.item_type, r.item_id]));
-      const version = work.table === "item_counts" ? "seq" : "updated_at";
-      const stored = await d1(env, db, CALLER).all<{ item_type: string; item_id: string; version: number }>(
-        db.prepare(`SELECT item_type, item_id, ${version} AS version FROM ${work.table} WHERE ${KEYS}`).bind(keys),
-      );
-      const held = new Map(stored.map((r) => [`${r.item_type}:${r.item_id}`, r.version]));
+      const held = await storedVersions(env, db, { table: work.table, rows } as Rows, CALLER);
       const behind = rows.filter((r) => (held.get(`${r.item_type}:${r.item_id}`) ?? -1) < (work.table === "item_counts" ? (r as CountRow).seq : r.updated_at));
       if (behind.length === 0) return;
       repaired += behind.length;
@@ -211,6 +159,5 @@ async function verify(env: Env, work: Rows, target: number): Promise<number> {
 /** Deletes moving rows from their old database (verified in the new one, and no isolate writes or reads them there any more). */
 async function remove(env: Env, db: D1Database, work: Rows): Promise<void> {
   if (work.rows.length === 0) return;
-  const keys = JSON.stringify(work.rows.map((r) => [r.item_type, r.item_id]));
-  await d1(env, db, CALLER).run(db.prepare(`DELETE FROM ${work.table} WHERE ${KEYS}`).bind(keys));
+  await deleteRows(env, db, work, CALLER);
 }

@@ -46,3 +46,11 @@ export async function unindexUser(env: Env, user: string, caller: string): Promi
   const db = userIndexDatabaseFor(env, user);
   await d1(env, db, caller).run(db.prepare("DELETE FROM user_index WHERE user = ?").bind(user));
 }
+
+/** Items in the item index with a draw below `below`, over every count database: one query per database. */
+export async function itemsIndexedBelow(env: Env, below: number, caller: string): Promise<number> {
+  const counts = await Promise.all(
+    countDatabases(env).map((db) => d1(env, db, caller).first<{ n: number }>(db.prepare("SELECT COUNT(*) AS n FROM item_index WHERE draw < ?").bind(below))),
+  );
+  return counts.reduce((sum, row) => sum + (row?.n ?? 0), 0);
+}

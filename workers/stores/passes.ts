@@ -1,6 +1,6 @@
 import { type PassKind, rangeBounds, rangeCount, type RangeBounds } from "../../shared/passes";
-import { countDatabases } from "../stores/count-databases";
-import { d1 } from "../stores/d1";
+import { countDatabases } from "./count-databases";
+import { d1 } from "./d1";
 
 /**
  * Where a pass stands lives in D1 (`DB`, migrations/0015_passes.sql): a row
