@@ -1,9 +1,13 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EMISSION_VERSION } from "../../shared/emissions";
 import { createPass, readPass } from "../../workers/stores/passes";
-import { passPlan, resumeStalled } from "../../workers/pipeline/pass-tick";
-import { freshId, tokenFor } from "./helpers";
+import { passPlan, resumeStalled, startPass } from "../../workers/pipeline/pass-tick";
+import { splitItem } from "../../workers/stores/item-key";
+import { failNext } from "./fault-points";
+import { freshId, like, newUser, tokenFor } from "./helpers";
+import { itemStub, settled } from "./pipeline-helpers";
 import { sample, scrape, type Family } from "./metrics-exposition";
 
 /** Each test takes its own kind of pass: one unfinished pass a kind runs at a time. */
@@ -41,4 +45,20 @@ describe("a pass's guards", () => {
     await env.DB.prepare("UPDATE passes SET finished_at = ? WHERE id = ?").bind(now + 2, first!.id).run();
     expect(await createPass(env, passPlan(env, "reconcile"), now + 3)).not.toBeNull();
   });
+
+  it("skips an item whose check keeps failing after a step's third delivery, so its range and the pass still finish", async () => {
+    const service = await tokenFor(freshId(), { role: "service" });
+    const item = `post:${freshId()}`;
+    expect((await like((await newUser()).token, splitItem(item)[1])).status).toBe(200);
+    await settled(item);
+    await runInDurableObject(itemStub(item), (instance) => failNext(instance, "emissionState", 1_000));
+    await env.DB.prepare("UPDATE passes SET finished_at = ? WHERE kind = 'reconcile' AND finished_at IS NULL").bind(Date.now()).run();
+    const skipped = (families: Family[]) => sample(families, "plaudit_pass_items_skipped_total", { pass: "reconcile" });
+    const before = await scrape(service);
+    const pass = await startPass(env, passPlan(env, "reconcile"));
+    if (!pass) throw new Error("a reconciliation pass is running already");
+    await expect.poll(async () => (await readPass(env, pass.id))?.finished_at, { timeout: 90_000, interval: 500 }).not.toBeNull();
+    await expect.poll(async () => skipped(await scrape(service)) - skipped(before), { timeout: 10_000, interval: 200 }).toBe(1);
+    await runInDurableObject(itemStub(item), (instance) => failNext(instance, "emissionState", 0));
+  }, 120_000);
 });
