@@ -2,7 +2,7 @@
 // docs/capacity.md: every figure computed from the inputs.
 import { pathEstimate, type LatencyInputs, type PathEstimate } from "./latency";
 import { benchReadPath, cacheLifetimesS, d1RowsPerItem, readItems, type Measured, type Prices, type ShapeResult, type Tier, type Workload } from "./model";
-import { passes, type PassInputs } from "./passes";
+import { defaultSettings, passes, perUnit, type PassInputs } from "./passes";
 import { MAX_STORE_ROUND_TRIPS } from "./reads";
 
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
@@ -19,7 +19,8 @@ export function table(header: string[], rows: string[][]): string {
 function duration(seconds: number): string {
   if (seconds < 3600) return `${(seconds / 60).toFixed(1)} min`;
   if (seconds < 3 * 86_400) return `${(seconds / 3600).toFixed(1)} h`;
-  return `${(seconds / 86_400).toFixed(1)} days`;
+  if (seconds < 365 * 86_400) return `${(seconds / 86_400).toFixed(1)} days`;
+  return `${(seconds / (365.25 * 86_400)).toFixed(1)} years`;
 }
 
 export type TierResult = { tier: Tier; result: ShapeResult };
@@ -158,18 +159,20 @@ published Durable Objects figure (99.9 % assumed) it is ${uptime(rows[0]!.e.like
 }
 
 export function passSection(tiers: TierResult[], w: Workload, p: Prices, f: PassInputs, l: LatencyInputs): string {
-  const largest = tiers.at(-1)!.result;
-  const rows = tiers.flatMap(({ tier, result }) =>
-    passes(result, w, p, f, l).map((pass) => [
-      int(tier.likesPerSecond),
-      pass.name,
-      `${num(pass.units)} ${pass.unit}`,
-      duration(pass.seconds),
-      usd(pass.usd),
-      `${num(pass.work.centralReads + pass.work.centralWrites)}`,
-      pass.boundBy,
-    ]),
+  const all = tiers.map(({ tier, result }) => ({ tier, k: result.needs.d1Databases, passes: passes(result, w, p, f, l) }));
+  const rows = all.flatMap(({ tier, passes: ps }) =>
+    ps.map((pass) => [int(tier.likesPerSecond), pass.name, `${num(pass.units)} ${pass.unit}`, duration(pass.seconds), usd(pass.usd), num(pass.work.centralRequests), num(pass.work.centralReads + pass.work.centralWrites), pass.boundBy]),
   );
+  const room = (n: number) => (n >= 0 ? `yes (${int(n)}/s left)` : `no (${int(-n)}/s over)`);
+  const neededRows = all.flatMap(({ tier, k, passes: ps }) =>
+    ps.flatMap((pass) =>
+      pass.needed
+        ? [[int(tier.likesPerSecond), int(k), pass.name, int(pass.needed.itemsPerSecond), int(pass.needed.settings.concurrency), int(pass.needed.settings.d1QueriesPerSecond), int(pass.needed.settings.centralKeysPerSecond), room(pass.needed.room.db), room(pass.needed.room.countDatabases), room(pass.needed.room.central)]]
+        : [],
+    ),
+  );
+  const d = defaultSettings(f);
+  const r = perUnit("reconciliation", 1, f);
   return `## Background passes per tier: time and cost
 
 A full reconciliation pass, a full rebuild of D1 and of the central store, and an
@@ -179,20 +182,47 @@ where each comes from in \`capacity/passes.json\` (${f.source}); the import's ar
 counted (${f.import.source}). The dollar cost prices the billed work
 (object requests and duration, rows, D1 rows, queue operations, Worker requests)
 at \`capacity/prices.json\`; central-store operations are the tier's own cores,
-not billed per request. The time is the units over the slowest bound: what D1
-(K databases at 1,000 queries a second), the central store (its cores, a
-conditional write costing ${p.scylla.lwtSlowdown.value} × RF ${p.scylla.replicationFactor.value} operations) and the queues have
-to spare at the tier's average load, and for reconciliation what one queue's
-consumers check (${f.consumerInvocationsPerQueue.value} invocations × ${f.checksInFlight.value} checks at once, each three requests in the
-consumer's region). Objects are no bound: every item has its own.
+not billed per request.
 
-${table(["tier (likes/s at peak)", "pass", "size", "time", "cost", "central-store requests", "bound by"], rows)}
+A pass is split into ranges, each one database's index rows over a slice of
+draws (workers/stores/index-walk.ts, shared/passes.ts), walked a step of
+\`PASS_STEP_ITEMS\` (${d.stepItems}) items at a time. A reconciliation step costs
+${f.stateQueries.value} state queries in \`DB\` (the range's row and its commit), its index page and one D1
+read of its items' count rows (workers/pipeline/pass-work.ts): ${num(r.d1Queries * d.stepItems)} queries, about
+${num(r.d1RowsRead)} D1 rows read an item (its index row, its count lookup of about ${f.countLookupRows.value}, a share of the
+state rows), and one central-store \`BatchGetItem\` per ${f.batchGetKeys.value} items
+(workers/pipeline/reconcile.ts, workers/stores/central-store.ts). A D1 rebuild adds
+a statement per row written; a central rebuild reads and writes a key per
+item and two per edge. The time at the default settings is the units over
+the slowest of the pass's own pace limits (workers/pipeline/pass-pace.ts,
+shared/config.ts): \`PASS_CONCURRENCY\` (${d.concurrency}) ranges in flight, each one step at a time
+(a step's calls ${f.checksInFlight.value} at a time, each a round trip near the consumer:
+capacity/latency.json); \`PASS_D1_QUERIES_PER_SECOND\` (${d.d1QueriesPerSecond}) and
+\`PASS_CENTRAL_KEYS_PER_SECOND\` (${int(d.centralKeysPerSecond)}), each the whole pass's, shared by the
+ranges in flight; and for reconciliation its own pace, every item once per
+\`RECONCILE_FULL_PASS_HOURS\` (${f.targetHours.value}). The import is no pass: its time is what
+D1, the central store (a conditional write costing ${p.scylla.lwtSlowdown.value} × RF ${p.scylla.replicationFactor.value} operations) and the
+queues have to spare at the tier's average load.
 
-Every pass that walks the item index walks it through all K databases at once
-(workers/stores/index-walk.ts: one query and up to a page of rows from each
-database per page), so its D1 queries and rows read per item grow with K: at
-K = ${int(largest.needs.d1Databases)} a reconciliation reads ${int(2 + largest.needs.d1Databases)} D1 rows per item it checks, most of
-its cost. A walk split by database would read one index row per item. A D1
-rebuild at K > 2 reads the stored rows it compares with through the feed path,
-which past two databases asks the central store (counted so above).`;
+${table(["tier (likes/s at peak)", "pass", "size", "time at the default settings", "cost", "central-store requests", "central-store keys", "bound by"], rows)}
+
+**To finish a pass in ${f.targetHours.value} h** the limits must be raised (at 10^10 items that is
+${int(1e10 / (f.targetHours.value * 3600))} items a second): the table gives the items a second each tier's pass
+needs (a central rebuild also writes ${num(w.likeRecords / w.likedItems)} edges an item, which its other
+columns include), and the settings for it at
+\`PASS_STEP_ITEMS\` ${f.maxStepItems.value} (the most, so the fewest state queries in \`DB\`):
+\`PASS_CONCURRENCY\` (ranges in flight, each one step at a time, so also at
+least that many \`PASS_RANGES\`), \`PASS_D1_QUERIES_PER_SECOND\` and
+\`PASS_CENTRAL_KEYS_PER_SECOND\`. Then whether the stores have room at the
+tier's average load: \`DB\` (one database's spare, less the steps' state
+queries, which all go there), the K count databases together (their spare,
+less every query of the pass), the central store (its spare operations).
+Where \`DB\` has no room, the steps' state is the bound, whatever the limits.
+\`PASS_D1_QUERIES_PER_SECOND\` counts a step's queries as if all went to one
+database (workers/pipeline/pass-pace.ts), though only the state queries go to
+\`DB\` and the rest to the range's database: past one database's ~1,000 a
+second it must be set above what any one database takes, so it no longer
+protects \`DB\`; the room columns are the check.
+
+${table(["tier (likes/s at peak)", "K", "pass", "items/s", "PASS_CONCURRENCY", "PASS_D1_QUERIES_PER_SECOND", "PASS_CENTRAL_KEYS_PER_SECOND", "DB has room", "count databases have room", "central store has room"], neededRows)}`;
 }

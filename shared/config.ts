@@ -150,8 +150,9 @@ export const ConfigSchema = z.object({
   COUNT_DATABASES: numberVar(1, 1).transform(Math.floor),
   /**
    * How long an isolate keeps the count layout (the count_layout row, which
-   * `npm run reshard` changes) before reading it again: one query to DB per
-   * isolate per lifetime, not per feed.
+   * `npm run reshard` changes) before reading it again. A read past half the
+   * lifetime starts the refresh, so under steady traffic that is one query to
+   * DB per isolate per half lifetime, not per feed.
    */
   LAYOUT_TTL_MS: numberVar(5_000),
   /**

@@ -22,7 +22,7 @@ export const ReshardResponse = z.object({
   to: z.number().int().positive().meta({ description: "Count databases of the layout being reached" }),
   phase: z.enum([...RESHARD_PHASES, "done"]).meta({ description: "Where the reshard stands: dual, copy, switch (verify), cleanup, or done" }),
   visited: Tally.meta({ description: "Rows of the old layout this phase has gone through" }),
-  total: Tally.meta({ description: "Rows the old layout held when the copy began (counts and settings)" }),
+  total: Tally.meta({ description: "Rows the old layout held when the reshard began, counted as `dual` was entered (counts and settings)" }),
   moved: Tally.meta({ description: "Rows this step copied, verified or deleted because their item changes database" }),
   repaired: Tally.meta({ description: "Rows the verification found missing or older in the new layout and copied again" }),
   wait_ms: Tally.meta({ description: "Call again after this long: the phase must outlast every isolate's copy of the layout" }),
