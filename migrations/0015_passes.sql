@@ -14,6 +14,8 @@ CREATE TABLE IF NOT EXISTS passes (
   finished_at      INTEGER
 );
 CREATE INDEX IF NOT EXISTS passes_kind_started ON passes (kind, started_at);
+-- One unfinished pass a kind: two overlapping cron runs cannot both start one.
+CREATE UNIQUE INDEX IF NOT EXISTS passes_one_running ON passes (kind) WHERE finished_at IS NULL;
 
 -- One row per range of a pass: the index rows of database `db` with a draw in
 -- [lo, hi), the walk's cursor in them, what it visited and changed (repaired,

@@ -12,7 +12,7 @@ import { queueRandomSample } from "./pipeline/reconcile-follow-ups";
  * then reconciles the recently changed items with their objects, keeps the
  * pass over every item going (./pipeline/pass-tick.ts) and hands the queue's
  * consumers this run's random sample. Cron is at least once; all four are
- * idempotent (a pass started twice in one tick is only walked twice).
+ * idempotent (one pass of a kind runs at a time, so a tick run twice starts one).
  */
 export async function scheduled(_controller: ScheduledController, env: Env, ctx?: ExecutionContext): Promise<void> {
   await drainIntents(env).catch((error: unknown) => log("error", "intents_drain_failed", { error: String(error) }));

@@ -1,6 +1,11 @@
 import { abortAllDurableObjects, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { config } from "../../shared/config";
+import { indexDraw } from "../../shared/item-index";
+import { latestPass } from "../../workers/stores/passes";
+import { tickPasses } from "../../workers/pipeline/pass-tick";
+import { indexDatabaseFor } from "../../workers/stores/count-databases";
 import { freshId, like, newUser, tokenFor } from "./helpers";
 import { sample, scrape, type Family } from "./metrics-exposition";
 
@@ -44,6 +49,18 @@ describe("an idle system does no work", () => {
         expect(await runInDurableObject(namespace.get(objectId), leftovers)).toEqual(quiet);
       }
     }
+  });
+
+  it("starts no reconciliation pass over an index with items when no item changed since the last pass began", async () => {
+    const item = `post:${freshId()}`;
+    await indexDatabaseFor(env, item).prepare("INSERT OR IGNORE INTO item_index (draw, item) VALUES (?, ?)").bind(indexDraw(item), item).run();
+    // The last pass began after every count stored so far (and any a drain of the tests above still writes).
+    const began = Date.now() + 600_000;
+    await env.DB.prepare("INSERT INTO passes (id, kind, ranges, concurrency, step_items, items_per_second, started_at, finished_at) VALUES (?, 'reconcile', 16, 4, 100, 1, ?, ?)")
+      .bind(`reconcile:${began}`, began, began + 1)
+      .run();
+    await tickPasses(env, began + config(env).RECONCILE_FULL_PASS_HOURS * 3_600_000 + 1);
+    expect((await latestPass(env, "reconcile"))?.id).toBe(`reconcile:${began}`);
   });
 
   it("counts every commit, row written, alarm set and object call a like costs", async () => {

@@ -86,6 +86,7 @@ async function indexRowsIn(kind: PassKind, db?: number, lo = 0, hi = 2 ** 32): P
  */
 async function runKilledPass(kind: PassKind) {
   const pass = await startPass(env, { kind, ranges: 16, concurrency: 4, stepItems: 100, itemsPerSecond: 0 });
+  if (!pass) throw new Error("a pass of this kind is running already");
   const visited = async () => (await rangesOf(env, pass.id)).reduce((sum, row) => sum + row.visited, 0);
   await vi.waitFor(async () => expect(await visited()).toBeGreaterThanOrEqual(ITEMS / 4), { timeout: 300_000, interval: 200 });
   await abortAllDurableObjects();

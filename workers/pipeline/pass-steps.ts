@@ -12,18 +12,19 @@ import type { RequestMessage } from "./requests";
  * The consumer's side of a pass: runs each message's step (the steps of one
  * batch side by side, one per range), commits it, and sends the range's next
  * step, or hands over to the range `concurrency` after it once this one is
- * done. A step that fails commits nothing and its message is retried.
+ * done. A step that fails commits nothing and its message is retried after
+ * a backoff, so a store that is down is not asked again at once.
  */
 export async function answerPassSteps(env: Env, queue: string, steps: readonly RequestMessage<PassStep>[], ctx?: ExecutionContext): Promise<void> {
   const ran = await Promise.all(
     steps.map(async ({ message, request }) => {
       try {
-        await runStep(env, request);
+        await runStep(env, request, message.attempts);
         message.ack();
         return true;
       } catch (error) {
         log("error", "pass_step_failed", { pass: request.pass, range: request.range, step: request.step, error: String(error) });
-        message.retry();
+        message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
         return false;
       }
     }),
@@ -34,21 +35,26 @@ export async function answerPassSteps(env: Env, queue: string, steps: readonly R
   if (ctx) scheduleFlush(env, ctx);
 }
 
-async function runStep(env: Env, request: PassStep): Promise<void> {
+/** Seconds before a failed step's next delivery: 2, 4, 8, ... up to a minute. */
+export function retryDelaySeconds(attempts: number): number {
+  return Math.min(60, 2 ** Math.max(1, attempts));
+}
+
+async function runStep(env: Env, request: PassStep, attempts: number): Promise<void> {
   const row = await readRange(env, request.pass, request.range);
   if (!row) return;
-  if (row.done === 1 || request.step !== row.step) {
-    // A step committed already. Its successor was sent, unless its runner
-    // stopped between the commit and the send: the newest committed step's
-    // message sends it again (a duplicate commits nothing).
-    if (request.step === row.step - 1) await sendNext(env, row.plan, row, 0);
-    return;
-  }
+  // A step committed already, and its committer sent its successor. Were it
+  // to send it again, each duplicate would start a second chain of steps for
+  // the range; a runner that stopped between its commit and its send leaves
+  // the range still, and the cron resends its step (resumeStalled).
+  if (row.done === 1 || request.step !== row.step) return;
   const started = Date.now();
-  const work = await stepWork(env, row.plan, row);
+  const work = await stepWork(env, row.plan, row, attempts);
   const now = Date.now();
   if (!(await commitStep(env, row, work, now))) return;
   metrics.count("pass_items_total", { pass: row.plan.kind, range: String(row.range_no) }, work.visited);
+  // Counted once committed, so a duplicate or a killed step is not counted twice.
+  if (row.plan.kind === "reconcile") metrics.count("reconciliation_items_checked_total", {}, work.visited - work.skipped);
   const after: RangeRow = { ...row, cursor: work.cursor, step: row.step + 1, done: work.done ? 1 : 0 };
   if (work.done) {
     const ranges = await finishIfDone(env, row.pass, now);

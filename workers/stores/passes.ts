@@ -35,8 +35,13 @@ export type PassPlan = { kind: PassKind; ranges: number; concurrency: number; st
 
 const db = (env: Env) => d1(env, env.DB, PASS_CALLER);
 
-/** Writes a new pass and all its ranges (none started: the caller queues the first `concurrency`). */
-export async function createPass(env: Env, plan: PassPlan, now: number): Promise<Pass> {
+/**
+ * Writes a new pass and all its ranges (none started: the caller queues the
+ * first `concurrency`). Answers null when a pass of its kind is running
+ * already: one unfinished pass a kind is a unique index, so two overlapping
+ * cron runs cannot both start one.
+ */
+export async function createPass(env: Env, plan: PassPlan, now: number): Promise<Pass | null> {
   const databases = countDatabases(env).length;
   const ranges = rangeCount(plan.ranges, databases);
   const pass: Pass = {
@@ -50,7 +55,7 @@ export async function createPass(env: Env, plan: PassPlan, now: number): Promise
     finished_at: null,
   };
   const insert = env.DB.prepare("INSERT INTO pass_ranges (pass, range_no, db, lo, hi, touched_at) VALUES (?, ?, ?, ?, ?, ?)");
-  await db(env).batch([
+  const written = db(env).batch([
     env.DB.prepare("INSERT INTO passes (id, kind, ranges, concurrency, step_items, items_per_second, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)").bind(
       pass.id,
       pass.kind,
@@ -65,6 +70,12 @@ export async function createPass(env: Env, plan: PassPlan, now: number): Promise
       return insert.bind(pass.id, range, database, lo, hi, now);
     }),
   ]);
+  try {
+    await written;
+  } catch (error) {
+    if (String(error).includes("UNIQUE constraint failed: passes.kind")) return null;
+    throw error;
+  }
   return pass;
 }
 
