@@ -51,6 +51,8 @@ function everyMethod(
     unblock: () => service.unblock(otherId, userId),
     importEdges: () => service.importEdges([{ user_id: otherId, item_id: item, item_type: "post", liked_at: Date.now(), kind: "like" }]),
     rebuildStep: () => service.rebuildStep("index", null, 1),
+    // The layout the project already has: answers "done" and moves nothing.
+    reshardStep: () => service.reshardStep(1),
     adminUser: () => service.adminUser(userId),
     adminItem: () => service.adminItem(item, "post"),
     expectHot: () => service.expectHot(freshId(), "post"),

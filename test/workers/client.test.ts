@@ -20,8 +20,10 @@ import {
   type LiveMessage,
   type LikersResult,
   type RebuildStepResult,
+  type ReshardStepResult,
 } from "../../clients/typescript/src/index";
 import type { LiveServerMessage } from "../../shared/live";
+import type { ReshardResponse } from "../../shared/reshard";
 import type {
   BlockResponse,
   CountResponse,
@@ -324,6 +326,7 @@ describe("the TypeScript client against the Worker", () => {
     expectTypeOf<EventResult>().toEqualTypeOf<z.output<typeof EventResponse>>();
     expectTypeOf<BlockResult>().toEqualTypeOf<z.output<typeof BlockResponse>>();
     expectTypeOf<RebuildStepResult>().toEqualTypeOf<z.output<typeof RebuildResponse>>();
+    expectTypeOf<ReshardStepResult>().toEqualTypeOf<z.output<typeof ReshardResponse>>();
     expectTypeOf<LikersResult>().toEqualTypeOf<z.output<typeof LikersResponse>>();
   });
 });

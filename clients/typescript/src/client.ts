@@ -19,6 +19,7 @@ import type {
   ImportResult,
   RebuildStepResult,
   RebuildTarget,
+  ReshardStepResult,
   ItemRef,
   ItemSettingsInput,
   ItemSettingsResult,
@@ -229,6 +230,11 @@ export class PlauditClient {
   /** One step of recomputing a store from the objects (service token); call again with `next` until it is null. `npm run rebuild` does this, paced. */
   rebuildStep(target: RebuildTarget, cursor: string | null = null, limit?: number, options?: CallOptions): Promise<RebuildStepResult> {
     return this.request("POST", "/v1/admin/rebuild", { ...options, body: { target, cursor, ...(limit === undefined ? {} : { limit }) } });
+  }
+
+  /** One step of moving the counts to a layout of `databases` count databases (service token); call again after `wait_ms` until `phase` is "done". `npm run reshard` does this. */
+  reshardStep(databases: number, limit?: number, options?: CallOptions): Promise<ReshardStepResult> {
+    return this.request("POST", "/v1/admin/reshard", { ...options, body: { databases, ...(limit === undefined ? {} : { limit }) } });
   }
 
   /** Deletes an account's likes and saves and every trace of them (service token); runs in the background: poll `userRemoval`. */

@@ -23,6 +23,7 @@ export type {
   ImportResult,
   RebuildStepResult,
   RebuildTarget,
+  ReshardStepResult,
   ItemRef,
   ItemSettingsInput,
   ItemSettingsResult,

@@ -124,6 +124,18 @@ export type RebuildStepResult = {
   progress: number;
 };
 
+/** One step of moving the counts to another count layout: where the reshard stands, and when to call again. */
+export type ReshardStepResult = {
+  from: number;
+  to: number;
+  phase: "dual" | "copy" | "switch" | "cleanup" | "done";
+  visited: number;
+  total: number;
+  moved: number;
+  repaired: number;
+  wait_ms: number;
+};
+
 export type Visibility = "public" | "followers" | "private";
 
 /** What the host app says about an item (service token); a field left out takes its default. */
