@@ -37,8 +37,11 @@ export class InFlight {
     return flight;
   }
 
-  /** Forgets what was sent more than the maximum age ago. */
+  /** Forgets what was sent more than the maximum age ago: flights are kept in the order they were sent, so the walk stops at the first young one. */
   expire(now: number): void {
-    for (const [id, flight] of this.#flights) if (flight.at + this.maxAgeMs < now) this.#flights.delete(id);
+    for (const [id, flight] of this.#flights) {
+      if (flight.at + this.maxAgeMs >= now) break;
+      this.#flights.delete(id);
+    }
   }
 }

@@ -1,24 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { countDatabaseIndex } from "../../shared/count-databases";
-import { countDatabaseAt } from "../../workers/stores/count-layout";
-import { splitItem } from "../../workers/stores/item-key";
 import { writeSettingsRow } from "../../workers/stores/item-settings";
-import { RESHARD_TEST_MS, expectAgreement, reshard, seedLoad, type Load } from "./reshard-load";
+import { RESHARD_TEST_MS, expectAgreement, expectOnlyAtHome, reshard, seedLoad, type Load } from "./reshard-load";
 
 /** Each item's settings row is in its database of a layout of `databases`, and in no other. */
 async function expectSettingsAt(load: Load, databases: number): Promise<void> {
-  for (const key of load.keys) {
-    const home = countDatabaseIndex(key, databases);
-    for (let index = 0; index < databases; index++) {
-      const row = await countDatabaseAt(env, index)
-        .prepare("SELECT hide_counts FROM item_settings WHERE item_type = ?1 AND item_id = ?2")
-        .bind(...splitItem(key))
-        .first<{ hide_counts: number }>();
-      if (index === home) expect(row?.hide_counts, `${key}'s settings in its database ${index}`).toBe(key === load.hidden ? 1 : 0);
-      else expect(row, `${key}'s settings left in database ${index}`).toBeNull();
-    }
-  }
+  for (const key of load.keys) await expectOnlyAtHome(key, databases, "item_settings", "hide_counts", key === load.hidden ? 1 : 0);
 }
 
 /** Whether some item moves from database `from` to `to` between layouts of `a` and `b` databases. */

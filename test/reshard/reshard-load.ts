@@ -120,6 +120,22 @@ export async function underLoad(load: Load, work: () => Promise<void>): Promise<
 }
 
 /**
+ * An item's row of `table` is in its database of a layout of `databases`,
+ * with `column` at `expected`, and in no other database.
+ */
+export async function expectOnlyAtHome(key: string, databases: number, table: "item_counts" | "item_settings", column: string, expected: number): Promise<void> {
+  const home = countDatabaseIndex(key, databases);
+  for (let index = 0; index < databases; index++) {
+    const row = await countDatabaseAt(env, index)
+      .prepare(`SELECT ${column} AS value FROM ${table} WHERE item_type = ?1 AND item_id = ?2`)
+      .bind(...splitItem(key))
+      .first<{ value: number }>();
+    if (index === home) expect(row?.value, `${key}'s ${table} row in its database ${index}`).toBe(expected);
+    else expect(row, `${key}'s ${table} row left in database ${index}`).toBeNull();
+  }
+}
+
+/**
  * After the drain: each item's object holds every like sent; its row in the
  * layout of `databases` holds the same counts, and no other database holds a
  * row of it; the central store holds them too, with the hidden item's
@@ -130,15 +146,7 @@ export async function expectAgreement(load: Load, databases: number): Promise<vo
   for (const key of load.keys) {
     const counts = await settled(key);
     expect(counts.likes, `${key}: every like lands`).toBe(load.likes.get(key));
-    const home = countDatabaseIndex(key, databases);
-    for (let index = 0; index < databases; index++) {
-      const row = await countDatabaseAt(env, index)
-        .prepare("SELECT likes FROM item_counts WHERE item_type = ?1 AND item_id = ?2")
-        .bind(...splitItem(key))
-        .first<{ likes: number }>();
-      if (index === home) expect(row?.likes, `${key} in its database ${index}`).toBe(counts.likes);
-      else expect(row, `${key} left in database ${index}`).toBeNull();
-    }
+    await expectOnlyAtHome(key, databases, "item_counts", "likes", counts.likes);
     expect((await store.readCounts(key))?.counts.likes).toBe(counts.likes);
   }
   const { rows } = await store.readFeed([load.hidden]);

@@ -9,7 +9,6 @@ import { sendToQueue } from "../../durable-objects/lib/queue-send";
 import { userLikes } from "../lib/objects";
 
 /** A toggle kept while the user's object could not be reached: the target state and when it was asked. */
-export type Intent = NewIntent;
 
 const CALLER = "intents";
 /** A user's intents read per drain; a larger backlog sends the drain again at once for the rest. */
@@ -40,7 +39,7 @@ export function unreachable(error: unknown): boolean {
 }
 
 /** Keeps a toggle in the durable buffer (D1, `pending_intents`) and asks for the user's drain, a second later. */
-export async function keepIntent(env: Env, intent: Intent): Promise<void> {
+export async function keepIntent(env: Env, intent: NewIntent): Promise<void> {
   await insertIntent(env, intent);
   metrics.count("pending_intents_total", { outcome: "kept" });
   const now = Date.now();

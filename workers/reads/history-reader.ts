@@ -4,7 +4,7 @@ import { historyRows, newestUniqueViewers, utcDay, type HistoryRow as Row } from
 import { byCountDatabase } from "../stores/count-databases";
 import { unavailable } from "../lib/errors";
 
-type Totals = { likes: number; saves: number; views: number; shares: number };
+type Totals = Omit<Row, "day">;
 
 const DAY_MS = 86_400_000;
 
