@@ -22,6 +22,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_reshard_rows_total:
     "Rows a reshard step went through, by phase (copy, switch: verified, cleanup: deleted) and outcome (visited, moved: the item changes database, repaired: copied again).",
   plaudit_reshard_phases_total: "Reshard phases entered (copy, switch, cleanup, done).",
+  plaudit_count_layout_problems:
+    "Disagreements between the configuration and the stored count layout at this isolate's last layout read (COUNT_DATABASES changed since the first reshard, a count database without its binding); 0 when they agree.",
   plaudit_store_reads_total: "Count reads that went to the stores, by caller and by how many store requests each took (round_trips).",
   plaudit_shard_splits_total: "Items that turned hot and began writing to their shards.",
   plaudit_shard_merges_total: "Hot items that cooled and went back to writing at their head.",

@@ -144,8 +144,11 @@ export const ConfigSchema = z.object({
    * the item modulo K (shared/count-databases.ts).
    * It is the counts' layout until `npm run reshard` first runs; from then on
    * the count_layout row is (docs/reads.md, "Resharding"), and K places only
-   * the indexes and the daily history. WARNING: never change K itself on a
-   * live deployment: most items would then be looked for where they have no row.
+   * the indexes and the daily history, so it must keep its value: the row
+   * records it, and a later change is reported and refused by the reshard
+   * (layoutProblems, workers/stores/count-layout.ts). WARNING: never change K
+   * itself on a live deployment: most items would then be looked for where
+   * they have no row.
    */
   COUNT_DATABASES: numberVar(1, 1).transform(Math.floor),
   /**

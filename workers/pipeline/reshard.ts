@@ -6,7 +6,7 @@ import { ReshardCursor, type ReshardResponse } from "../../shared/reshard";
 import { metrics } from "../../metrics/recorder";
 import { invalid, unavailable } from "../lib/errors";
 import { centralStore } from "../stores/central-tables";
-import { countDatabaseAt, forgetLayout, readLayoutRow, type LayoutRow } from "../stores/count-layout";
+import { countDatabaseAt, forgetLayout, layoutProblems, readLayoutRow, type LayoutRow } from "../stores/count-layout";
 import { settingsFromRow } from "../stores/item-settings";
 import { countRows, deleteRows, readRows, storedVersions, writeLayoutRow, writeRows, type CountRow, type Rows, type SettingsRow } from "../stores/reshard-rows";
 
@@ -35,6 +35,9 @@ const TABLES: Record<ReshardPhase, readonly ReshardCursor["table"][]> = {
  */
 export async function reshardStep(env: Env, target: number, limit: number, now = Date.now()): Promise<ReshardResponse> {
   const row = await readLayoutRow(env, CALLER);
+  // A reshard moves only the counts and settings: with the history and indexes misplaced or a database unbound, it would make matters worse.
+  const problems = layoutProblems(env, row);
+  if (problems.length > 0) throw invalid(`The configuration disagrees with the stored count layout; fix it before resharding. ${problems.join(" ")}`);
   if (!row || row.next_databases === null || row.phase === null) {
     const from = row?.databases ?? config(env).COUNT_DATABASES;
     if (target === from) return answer({ from, to: from, phase: "done" }, row);
@@ -46,7 +49,17 @@ export async function reshardStep(env: Env, target: number, limit: number, now =
       }
     }
     const total = await countRows(env, from, CALLER);
-    const started: LayoutRow = { databases: from, next_databases: target, phase: "dual", cursor: null, done: 0, total, repaired: 0, changed_at: now };
+    const started: LayoutRow = {
+      databases: from,
+      next_databases: target,
+      phase: "dual",
+      cursor: null,
+      done: 0,
+      total,
+      repaired: 0,
+      changed_at: now,
+      count_databases: row ? row.count_databases : config(env).COUNT_DATABASES,
+    };
     await save(env, row, started);
     return answer({ from, to: target, phase: "dual" }, started, config(env).RESHARD_GRACE_MS);
   }

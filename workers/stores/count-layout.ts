@@ -1,6 +1,8 @@
+import { metrics } from "../../metrics/recorder";
 import { config } from "../../shared/config";
 import { countDatabaseBinding } from "../../shared/count-databases";
 import { RESHARD_PHASES, layoutWidth, type CountLayout, type ReshardPhase } from "../../shared/count-layout";
+import { log } from "../../shared/log";
 import { d1 } from "./d1";
 
 /** The count_layout row (migrations/0014_count_layout.sql): the layout and where a reshard stands. */
@@ -13,6 +15,8 @@ export type LayoutRow = {
   total: number;
   repaired: number;
   changed_at: number;
+  /** COUNT_DATABASES when the first reshard began (migrations/0016); null on a row from before it was recorded. */
+  count_databases: number | null;
 };
 
 /** The layout as this isolate last read it, and when. */
@@ -68,7 +72,11 @@ export async function countLayout(env: Env, now = Date.now()): Promise<CountLayo
 }
 
 async function loadLayout(env: Env, now: number): Promise<CountLayout> {
-  const layout = layoutOf(env, await readLayoutRow(env));
+  const row = await readLayoutRow(env);
+  const layout = layoutOf(env, row);
+  const problems = layoutProblems(env, row);
+  metrics.gauge("count_layout_problems", {}, problems.length);
+  if (problems.length > 0) log("error", "count_layout_problems", { problems });
   if (!cached || cached.at <= now) cached = { layout, at: now };
   return layout;
 }
@@ -78,10 +86,37 @@ export function forgetLayout(): void {
   cached = null;
 }
 
+/**
+ * What in the deployment's configuration disagrees with its stored layout,
+ * each said plainly (none when all agree). The stored row is the source of
+ * truth for the counts and settings; COUNT_DATABASES still places the daily
+ * history and the two indexes, which no reshard moves, so it must keep the
+ * value it had when the first reshard began. And every database the layout
+ * or COUNT_DATABASES names needs its binding: without one, each read or write
+ * of an item there fails.
+ */
+export function layoutProblems(env: Env, row: LayoutRow | null): string[] {
+  const k = config(env).COUNT_DATABASES;
+  const problems: string[] = [];
+  if (row?.count_databases != null && row.count_databases !== k) {
+    problems.push(
+      `COUNT_DATABASES is ${k}, but it was ${row.count_databases} when the first reshard began, and the daily history and the indexes are still where ${row.count_databases} places them: set it back to ${row.count_databases} (a reshard moves the counts, never COUNT_DATABASES).`,
+    );
+  }
+  const width = Math.max(k, layoutWidth(layoutOf(env, row)));
+  const missing = Array.from({ length: width }, (_, index) => countDatabaseBinding(index)).filter((name) => !bound(env, name));
+  if (missing.length > 0) problems.push(`The count layout and COUNT_DATABASES use ${width} count databases, but wrangler.toml binds no D1 database as ${missing.join(", ")}.`);
+  return problems;
+}
+
+function bound(env: Env, name: string): D1Database | undefined {
+  return (env as unknown as Record<string, D1Database | undefined>)[name];
+}
+
 /** Count database i (`DB`, `DB_1`, ...); a binding missing from wrangler.toml is a deployment error, said plainly. */
 export function countDatabaseAt(env: Env, index: number): D1Database {
   const name = countDatabaseBinding(index);
-  const db = (env as unknown as Record<string, D1Database | undefined>)[name];
+  const db = bound(env, name);
   if (!db) throw new Error(`the count layout needs a D1 binding named ${name} in wrangler.toml`);
   return db;
 }

@@ -22,6 +22,7 @@ const KEYS = "(item_type, item_id) IN (SELECT json_extract(value, '$[0]'), json_
 /**
  * Writes the layout row only over the one a step read (a second runner's
  * step in between makes this one's a no-op); with none read, creates it.
+ * `count_databases` is written only when the row is created: no step changes it.
  */
 export async function writeLayoutRow(env: Env, read: LayoutRow | null, next: LayoutRow, caller: string): Promise<void> {
   const values = [next.databases, next.next_databases, next.phase, next.cursor, next.done, next.total, next.repaired, next.changed_at];
@@ -31,8 +32,8 @@ export async function writeLayoutRow(env: Env, read: LayoutRow | null, next: Lay
          WHERE id = 1 AND phase IS ?9 AND cursor IS ?10 AND changed_at = ?11`,
       ).bind(...values, read.phase, read.cursor, read.changed_at)
     : env.DB.prepare(
-        "INSERT OR IGNORE INTO count_layout (id, databases, next_databases, phase, cursor, done, total, repaired, changed_at) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-      ).bind(...values);
+        "INSERT OR IGNORE INTO count_layout (id, databases, next_databases, phase, cursor, done, total, repaired, changed_at, count_databases) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+      ).bind(...values, next.count_databases);
   await d1(env, env.DB, caller).run(statement);
 }
 
