@@ -19,8 +19,12 @@ function pick(costs: Costs | undefined, name: string, report: string): number {
   return value;
 }
 
-/** The per-like and per-feed costs a bench run counted from /metrics deltas, as the model takes them. */
-export function measuredFromReports(writeReport: unknown, feedReport: unknown, source: string): Measured {
+/**
+ * The per-like and per-feed costs a bench run counted from /metrics deltas,
+ * as the model takes them, and the feed runs the read model is checked
+ * against: one at the default layout and one over K >= 3 databases.
+ */
+export function measuredFromReports(writeReport: unknown, feedReport: unknown, spreadFeedReport: unknown, source: string): Measured {
   const write = (writeReport as BenchReport).costs?.perLike;
   // Measured on feeds over a cold long tail, nearly every feed misses some item: taken as the cost of a miss.
   const feed = (feedReport as BenchReport).readCosts ?? undefined;
@@ -50,7 +54,14 @@ export function measuredFromReports(writeReport: unknown, feedReport: unknown, s
       d1RowsRead: pick(feed, "d1RowsRead", "the feed report"),
     },
     feedBench: feedBench(feedReport as BenchReport, feed),
+    spreadFeedBench: spreadFeedBench(spreadFeedReport as BenchReport),
   };
+}
+
+function spreadFeedBench(run: BenchReport): FeedBench {
+  const bench = feedBench(run, run.readCosts ?? undefined);
+  if (bench.countDatabases < 3) throw new Error(`the spread feed report ran at K = ${bench.countDatabases}: run the feed bench with --var COUNT_DATABASES=4`);
+  return bench;
 }
 
 /**
@@ -66,6 +77,7 @@ function feedBench(run: BenchReport, feed: Costs | undefined): FeedBench {
     items: value(run.options?.items, "items"),
     zipf: value(run.options?.zipf, "zipf"),
     feedsPerSecond: value(ops, "opsPerSecond"),
+    feeds: pick(feed, "requests", "the feed report"),
     countDatabases: Number(vars.COUNT_DATABASES ?? 1),
     memoryTtlMs: Number(vars.READ_CACHE_MEMORY_TTL_MS ?? ConfigSchema.parse({}).READ_CACHE_MEMORY_TTL_MS),
     edgeTtlMs: Number(vars.READ_CACHE_EDGE_TTL_MS ?? 0),

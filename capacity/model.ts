@@ -80,6 +80,8 @@ export type Measured = {
   perFeedMiss: { objectCalls: number; d1Queries: number; d1RowsRead: number };
   /** The feed run's conditions and counted figures, against which the read model is checked. */
   feedBench: FeedBench;
+  /** The same over K >= 3 databases, so that a feed's misses span more of them than its D1 bound: the layout's part of the model is checked against it. */
+  spreadFeedBench: FeedBench;
 };
 
 /** A feed bench run: one isolate and one location, on `npm start`'s layout and lifetimes. */
@@ -87,6 +89,8 @@ export type FeedBench = {
   items: number;
   zipf: number;
   feedsPerSecond: number;
+  /** Feeds served while the costs were counted. */
+  feeds: number;
   countDatabases: number;
   memoryTtlMs: number;
   edgeTtlMs: number;
@@ -160,9 +164,8 @@ export function shapeReadPath(shape: Shape, w: Workload, k: number): ReadPath {
   });
 }
 
-/** The read model run under the feed bench's conditions. */
-export function benchReadPath(m: Measured) {
-  const b = m.feedBench;
+/** The read model run under a feed bench's conditions. */
+export function benchReadPath(b: FeedBench) {
   return readPath({
     items: b.items,
     zipf: b.zipf,
@@ -178,7 +181,7 @@ export function benchReadPath(m: Measured) {
 
 /** D1 rows a feed query reads per item it asks for, from the feed bench: its rows over the misses the read model gives it. */
 export function d1RowsPerItem(m: Measured): number {
-  return m.feedBench.d1RowsReadPerFeed / benchReadPath(m).d1ItemsPerFeed;
+  return m.feedBench.d1RowsReadPerFeed / benchReadPath(m.feedBench).d1ItemsPerFeed;
 }
 
 export function rates(shape: Shape, w: Workload, m: Measured, reads: ReadPath): Rates {

@@ -38,6 +38,12 @@ export type ReadPath = {
   roundTripsPerStoreRead: number;
   /** Share of store reads that go to the central store (their misses span more than two databases). */
   centralShare: number;
+  /**
+   * D1 queries per feed while the central store is off or down: one per
+   * database the misses fall in, whatever their number (the degraded mode,
+   * and `npm start` in the bench, which runs without the central store).
+   */
+  d1QueriesPerFeedWithoutCentral: number;
 };
 
 /**
@@ -91,6 +97,11 @@ export function databasesSpanned(n: number, k: number): { one: number; two: numb
   return { one, two };
 }
 
+/** Of n missed items spread over K databases by hash, how many databases they fall in on average: K(1 - (1 - 1/K)^n). */
+export function meanDatabasesSpanned(n: number, k: number): number {
+  return k * (1 - (1 - 1 / k) ** n);
+}
+
 function binomial(n: number, p: number): number[] {
   const out: number[] = [];
   let logC = 0;
@@ -111,7 +122,8 @@ function binomial(n: number, p: number): number[] {
  *  - a feed makes a store read when any of its F items missed: 1 - (1 - M)^F,
  *    M the request-weighted miss rate;
  *  - its n misses (binomial) go to D1 when they fall in at most two of the
- *    K databases (one query each), else to one central-store batch read.
+ *    K databases (one query each), else to one central-store batch read;
+ *    without the central store, to every database they fall in.
  */
 export function readPath(load: ReadLoad): ReadPath {
   const { items, zipf, feedItems: f } = load;
@@ -139,8 +151,10 @@ export function readPath(load: ReadLoad): ReadPath {
   let centralKeys = 0;
   let d1Items = 0;
   let misses = 0;
+  let d1WithoutCentral = 0;
   for (let n = 1; n <= f; n++) {
     const chance = counts[n]!;
+    d1WithoutCentral += chance * meanDatabasesSpanned(n, load.countDatabases);
     const { one, two } = databasesSpanned(n, load.countDatabases);
     d1Queries += chance * (one + 2 * two);
     d1Items += chance * (one + two) * n;
@@ -161,5 +175,6 @@ export function readPath(load: ReadLoad): ReadPath {
     d1ItemsPerFeed: d1Items,
     roundTripsPerStoreRead: perRead(d1Queries + central),
     centralShare: perRead(central),
+    d1QueriesPerFeedWithoutCentral: d1WithoutCentral,
   };
 }

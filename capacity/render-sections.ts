@@ -25,15 +25,16 @@ function duration(seconds: number): string {
 
 export type TierResult = { tier: Tier; result: ShapeResult };
 
-/** The feed bench's conditions run through the same read model, next to what the bench counted. */
+/** The feed benches' conditions run through the same read model, next to what the benches counted. */
 export function benchCheck(m: Measured) {
-  return { predicted: benchReadPath(m), rowsPerItem: d1RowsPerItem(m) };
+  return { predicted: benchReadPath(m.feedBench), rowsPerItem: d1RowsPerItem(m), spread: benchReadPath(m.spreadFeedBench) };
 }
 
 export function readSection(shapes: ShapeResult[], tiers: TierResult[], w: Workload, m: Measured): string {
   const ttl = cacheLifetimesS();
-  const { predicted, rowsPerItem } = benchCheck(m);
+  const { predicted, rowsPerItem, spread } = benchCheck(m);
   const b = m.feedBench;
+  const k = m.spreadFeedBench;
   const all = [...shapes, ...tiers.map((t) => t.result)];
   return `## Queries per feed, from the layout and the caches
 
@@ -66,9 +67,21 @@ given the same conditions, gives ${predicted.d1QueriesPerFeed.toFixed(3)} D1 que
 ${num(predicted.d1ItemsPerFeed)} items read from D1 per feed) and so ${num(rowsPerItem)} rows read per item
 asked, the two rows docs/reads.md states (the item's JSON parameter and its row).
 The test recomputes both. At K = 1 a store read is one D1 query, so the counted
-D1 queries per feed are the store reads per feed; a run at K >= 3 (\`--\` with
-COUNT_DATABASES in .dev.vars) would check the central share through
-\`plaudit_store_round_trips_total{store}\` and \`plaudit_store_reads_total\`.
+D1 queries per feed are the store reads per feed.
+
+**And over ${k.countDatabases} databases.** \`capacity/bench-feed-k4.json\` is the same run with
+\`--var COUNT_DATABASES=${k.countDatabases}\` (${int(k.feeds)} feeds, ${k.feedsPerSecond} feeds/s). The bench's \`npm start\` runs
+without the central store (\`bench/lib/server.ts\`), so each feed's misses were
+read from every database they fall in, one query each (the degraded mode of
+docs/reads.md): n misses span K(1 - (1 - 1/K)^n) databases on average, and the
+model gives **Σ_n P(n) × K(1 - (1 - 1/K)^n) = ${spread.d1QueriesPerFeedWithoutCentral.toFixed(3)} D1 queries per feed**
+(M = ${spread.itemMissRate.toFixed(3)}) where the bench counted ${k.d1QueriesPerFeed.toFixed(3)}. The test allows the
+difference four standard errors of a mean over ${int(k.feeds)} feeds, each feed's spread
+from the same formula: of S databases spanned by n misses, E[S²] = K p1 + K(K-1) p2,
+with p1 = 1 - (1 - 1/K)^n the chance one given database is among them and
+p2 = 1 - 2(1 - 1/K)^n + (1 - 2/K)^n that two given ones are.
+With the central store, the same misses would have made
+${spread.d1QueriesPerFeed.toFixed(3)} D1 queries and ${spread.centralRequestsPerFeed.toFixed(3)} central-store requests per feed.
 
 ${table(
   ["", ...all.map((s) => s.shape.name)],
@@ -81,6 +94,7 @@ ${table(
     ["missed items per store read", ...all.map((s) => num(s.reads.missesPerStoreRead))],
     ["K (count databases)", ...all.map((s) => int(s.needs.d1Databases))],
     ["D1 queries per feed", ...all.map((s) => num(s.reads.d1QueriesPerFeed))],
+    ["D1 queries per feed, central store down", ...all.map((s) => num(s.reads.d1QueriesPerFeedWithoutCentral))],
     ["central-store requests per feed", ...all.map((s) => num(s.reads.centralRequestsPerFeed))],
     ["round trips per store read (at most 2)", ...all.map((s) => num(s.reads.roundTripsPerStoreRead))],
     ["store reads/s", ...all.map((s) => int(s.rates.storeReads))],

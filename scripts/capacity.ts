@@ -1,5 +1,6 @@
-// `npm run capacity [-- --report <write bench json> [--feed-report <feed bench json>]]`:
-// with reports, first takes the counted per-operation costs from them into
+// `npm run capacity [-- --report <write bench json> [--feed-report <feed bench json>] --spread-feed-report <feed bench json at K >= 3>]`:
+// with reports, first takes the counted per-operation costs (and the feed
+// runs the read model is checked against) from them into
 // capacity/measured.json; then computes docs/capacity.md from
 // capacity/measured.json, workload.json, prices.json, latency.json and passes.json.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -19,6 +20,7 @@ const { values } = parseArgs({
   options: {
     report: { type: "string" },
     "feed-report": { type: "string" },
+    "spread-feed-report": { type: "string" },
     out: { type: "string", default: join(root, "docs", "capacity.md") },
   },
 });
@@ -27,8 +29,10 @@ const measuredPath = join(root, "capacity", "measured.json");
 if (values.report) {
   const write = read<unknown>(resolve(values.report));
   const feed = values["feed-report"] ? read<unknown>(resolve(values["feed-report"])) : write;
-  const sources = [values.report, values["feed-report"]].filter(Boolean).map((p) => relative(root, resolve(p!)));
-  const measured = measuredFromReports(write, feed, sources.join(" and "));
+  if (!values["spread-feed-report"]) throw new Error("--spread-feed-report: a feed bench report at K >= 3 (npm run bench -- --scenario feed --var COUNT_DATABASES=4) is needed beside --report");
+  const spread = read<unknown>(resolve(values["spread-feed-report"]));
+  const sources = [values.report, values["feed-report"], values["spread-feed-report"]].filter(Boolean).map((p) => relative(root, resolve(p!)));
+  const measured = measuredFromReports(write, feed, spread, sources.join(", "));
   writeFileSync(measuredPath, JSON.stringify(measured, null, 2) + "\n");
   console.log(`capacity/measured.json: costs from ${measured.source}`);
 }

@@ -20,7 +20,7 @@ const passInputs = read<PassInputs>("capacity/passes.json");
 
 describe("the capacity model", () => {
   it("takes its measured costs from the committed bench reports, not from a hand-typed file", () => {
-    expect(measuredFromReports(read("capacity/bench-write.json"), read("capacity/bench-feed.json"), measured.source)).toEqual(measured);
+    expect(measuredFromReports(read("capacity/bench-write.json"), read("capacity/bench-feed.json"), read("capacity/bench-feed-k4.json"), measured.source)).toEqual(measured);
   });
 
   it("is what docs/capacity.md says: the committed page matches the committed inputs (run npm run capacity)", () => {
@@ -90,6 +90,32 @@ describe("queries per feed, from the layout and the caches", () => {
     // A lookup reads its JSON parameter and its row: about two rows per item asked, as docs/reads.md states.
     expect(rowsPerItem).toBeGreaterThan(1.8);
     expect(rowsPerItem).toBeLessThan(2.3);
+  });
+
+  it("gives the D1 queries per feed a bench run over 4 databases counted: without the central store, one per database a feed's misses fall in", () => {
+    const b = measured.spreadFeedBench;
+    const k = b.countDatabases;
+    expect(k).toBe(4);
+    const { spread } = benchCheck(measured);
+    // A feed's queries are S, the databases its n misses span (n binomial in 50 with the model's M):
+    // E[S] = K p1 and E[S²] = K p1 + K(K-1) p2, p1 and p2 the chances that one, and two, given databases are among them.
+    const m = spread.itemMissRate;
+    let mean = 0;
+    let square = 0;
+    for (let n = 1; n <= 50; n++) {
+      const chance = Math.exp(lnChoose(50, n) + n * Math.log(m) + (50 - n) * Math.log(1 - m));
+      const p1 = 1 - (1 - 1 / k) ** n;
+      const p2 = 1 - 2 * (1 - 1 / k) ** n + (1 - 2 / k) ** n;
+      mean += chance * k * p1;
+      square += chance * (k * p1 + k * (k - 1) * p2);
+    }
+    expect(spread.d1QueriesPerFeedWithoutCentral).toBeCloseTo(mean, 9);
+    // The bench counted the mean over its feeds: four standard errors of that mean.
+    const tolerance = (4 * Math.sqrt(square - mean ** 2)) / Math.sqrt(b.feeds);
+    expect(Math.abs(b.d1QueriesPerFeed - mean)).toBeLessThanOrEqual(tolerance);
+    // More than two databases per feed: what the central store spares D1 at this layout.
+    expect(mean).toBeGreaterThan(MAX_STORE_ROUND_TRIPS);
+    expect(spread.d1QueriesPerFeed).toBeLessThan(0.01);
   });
 
   it("recomputes a feed's store reads and queries by the stated formula", () => {
