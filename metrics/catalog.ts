@@ -54,6 +54,8 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_reconciliation_items_checked_total: "Items reconciliation compared with their objects (recent ones and the walk over every item).",
   plaudit_reconciliation_oldest_check_seconds: "Every item ever counted was checked within this many seconds (since the last finished pass over every item began).",
   plaudit_pass_items_skipped_total: "Items a reconciliation pass's step skipped because their check kept failing over its deliveries (left to the next pass and the random samples).",
+  plaudit_pass_steps_dropped_total:
+    "Pass steps dropped without running or sending a successor, by pass: a duplicate delivery of a step its range had already committed, or one that lost its commit to another delivery of the same step.",
   plaudit_pass_items_total: "Items (or users) a pass over every item visited, by pass (reconcile, rebuild_d1, rebuild_central) and range; counted when a step commits.",
   plaudit_pass_ranges: "Ranges of the running pass, by pass.",
   plaudit_pass_ranges_done: "Ranges of the running pass that are done, by pass.",

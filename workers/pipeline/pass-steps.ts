@@ -47,11 +47,13 @@ async function runStep(env: Env, request: PassStep, attempts: number): Promise<v
   // to send it again, each duplicate would start a second chain of steps for
   // the range; a runner that stopped between its commit and its send leaves
   // the range still, and the cron resends its step (resumeStalled).
-  if (row.done === 1 || request.step !== row.step) return;
+  const dropped = () => metrics.count("pass_steps_dropped_total", { pass: row.plan.kind });
+  if (row.done === 1 || request.step !== row.step) return dropped();
   const started = Date.now();
   const work = await stepWork(env, row.plan, row, attempts);
   const now = Date.now();
-  if (!(await commitStep(env, row, work, now))) return;
+  // Another delivery of the same step committed first: this one's work is dropped with it.
+  if (!(await commitStep(env, row, work, now))) return dropped();
   metrics.count("pass_items_total", { pass: row.plan.kind, range: String(row.range_no) }, work.visited);
   // Counted once committed, so a duplicate or a killed step is not counted twice.
   if (row.plan.kind === "reconcile") metrics.count("reconciliation_items_checked_total", {}, work.visited - work.skipped);
