@@ -7,7 +7,7 @@ import { countDatabaseAt } from "../../workers/stores/count-layout";
 import { splitItem } from "../../workers/stores/item-key";
 import { writeSettingsRow } from "../../workers/stores/item-settings";
 import { call, freshId, json, like, newUser, tokenFor } from "../workers/helpers";
-import { scrape, type Family } from "../workers/metrics-exposition";
+import { scrape, total } from "../workers/metrics-exposition";
 import { central, settled } from "../workers/pipeline-helpers";
 
 /** Items every test reads as one feed; each is liked once before the reshard and again while it runs. */
@@ -159,12 +159,6 @@ export async function expectAgreement(load: Load, databases: number): Promise<vo
     },
     { timeout: 10_000, interval: 100 },
   );
-}
-
-/** The sum of a counter's samples whose labels pass `match`. */
-function total(families: Family[], name: string, match: (labels: Record<string, string>) => boolean): number {
-  const family = families.find((f) => f.name === name);
-  return (family?.samples ?? []).filter((s) => s.name === name && match(s.labels)).reduce((sum, s) => sum + s.value, 0);
 }
 
 /** Feed reads, and those over the bound of 2 store round trips, as /metrics counts them. */

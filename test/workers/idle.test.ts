@@ -7,7 +7,7 @@ import { latestPass } from "../../workers/stores/passes";
 import { tickPasses } from "../../workers/pipeline/pass-tick";
 import { indexDatabaseFor } from "../../workers/stores/count-databases";
 import { freshId, like, newUser, tokenFor } from "./helpers";
-import { sample, scrape, type Family } from "./metrics-exposition";
+import { sample, scrape, total, type Family } from "./metrics-exposition";
 
 const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
@@ -82,9 +82,7 @@ describe("an idle system does no work", () => {
     const id = freshId();
     // The like's own reads: the item's settings for the check and its counts for the answer.
     const likeReads = (families: Family[]) =>
-      (families.find((f) => f.name === "plaudit_d1_queries_total")?.samples ?? [])
-        .filter((s) => s.labels.caller === "item_settings" || s.labels.caller === "write_answer")
-        .reduce((sum, s) => sum + s.value, 0);
+      total(families, "plaudit_d1_queries_total", (labels) => labels.caller === "item_settings" || labels.caller === "write_answer");
     const liked = (families: Family[]) => sample(families, "plaudit_toggle_outcomes_total", { counter: "likes", outcome: "liked" });
     for (const expected of [1, 0]) {
       const before = await scrape(service);
@@ -98,10 +96,8 @@ describe("an idle system does no work", () => {
   it("checks a like against settings past their TTL without a query before the answer, and refreshes them after it", async () => {
     const service = await tokenFor(freshId(), { role: "service" });
     const id = freshId();
-    const queries = (families: Family[], wanted: (labels: Record<string, string>) => boolean) =>
-      (families.find((f) => f.name === "plaudit_d1_queries_total")?.samples ?? []).filter((s) => wanted(s.labels)).reduce((sum, s) => sum + s.value, 0);
-    const critical = (families: Family[]) => queries(families, (labels) => labels.path === "critical");
-    const refreshes = (families: Family[]) => queries(families, (labels) => labels.caller === "item_settings_refresh");
+    const critical = (families: Family[]) => total(families, "plaudit_d1_queries_total", (labels) => labels.path === "critical");
+    const refreshes = (families: Family[]) => total(families, "plaudit_d1_queries_total", (labels) => labels.caller === "item_settings_refresh");
     const liked = (families: Family[]) => sample(families, "plaudit_toggle_outcomes_total", { counter: "likes", outcome: "liked" });
     expect((await like((await newUser()).token, id)).status).toBe(200);
     await expect.poll(async () => critical(await scrape(service)), { timeout: 10_000 }).toBeGreaterThan(0);

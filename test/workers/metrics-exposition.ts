@@ -173,6 +173,12 @@ export function sample(families: Family[], name: string, labels: Labels = {}): n
   return 0;
 }
 
+/** The sum of a metric's samples (by its full name) whose labels pass `match`: every one by default; 0 when none. */
+export function total(families: Family[], name: string, match: (labels: Labels) => boolean = () => true): number {
+  const family = families.find((f) => f.name === name);
+  return (family?.samples ?? []).filter((s) => s.name === name && match(s.labels)).reduce((sum, s) => sum + s.value, 0);
+}
+
 /** The dashboard's data, as the page gets it. */
 export async function dashboardData(token: string): Promise<Overview> {
   const res = await call("GET", "/v1/admin/dashboard.json", { token });

@@ -6,7 +6,7 @@ import worker from "../../workers/index";
 import { centralStore } from "../../workers/stores/central-tables";
 import type { CentralStore } from "../../workers/stores/central-store";
 import { countDatabaseFor } from "../../workers/stores/count-databases";
-import { readStoredSnapshot } from "../../workers/stores/item-counts";
+import { readD1Rows } from "../../workers/stores/item-counts";
 import { splitItem } from "../../workers/stores/item-key";
 import type { Emission, EmittedEdge } from "../../shared/emissions";
 
@@ -38,7 +38,13 @@ export async function deliver(bodies: readonly unknown[], overrides: Partial<Env
   return { acked: [...result.explicitAcks].sort(), retried: result.retryMessages.map((m: { msgId: string }) => m.msgId).sort() };
 }
 
-export const d1Counts = (item: string) => readStoredSnapshot(env, item);
+/** The item's stored snapshot in D1, from the database (both, while a reshard moves it) that the count layout names for it. */
+export async function d1Counts(item: string): Promise<{ seq: number; counts: Counts } | null> {
+  const { found, failed } = await readD1Rows(env, [item], "reconcile", 30_000);
+  if (failed.length > 0) throw new Error(`the count database of ${item} cannot be read`);
+  const stored = found.get(item);
+  return stored ? { seq: stored.seq, counts: stored.counts } : null;
+}
 
 /** The item's whole row in the count database that holds it. */
 export async function d1Row(item: string): Promise<Record<string, unknown> | null> {

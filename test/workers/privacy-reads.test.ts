@@ -5,7 +5,7 @@ import { countDatabaseFor } from "../../workers/stores/count-databases";
 import { MAX_ROUND_TRIPS, writeSnapshots } from "../../workers/stores/item-counts";
 import { central } from "./pipeline-helpers";
 import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
-import { scrape } from "./metrics-exposition";
+import { scrape, total } from "./metrics-exposition";
 import { grantFor, setSettings } from "./privacy-helpers";
 
 const ZERO = { likes: 0, views: 0, shares: 0, saves: 0 };
@@ -76,10 +76,7 @@ describe("reads check each item for the viewer", () => {
     const service = await tokenFor(freshId(), { role: "service" });
     const costs = async () => {
       const families = await scrape(service);
-      const sum = (name: string, store?: string) =>
-        (families.find((f) => f.name === name)?.samples ?? [])
-          .filter((s) => s.labels.caller === "/v1/counts" && (store === undefined || s.labels.store === store))
-          .reduce((total, s) => total + s.value, 0);
+      const sum = (name: string, store?: string) => total(families, name, (labels) => labels.caller === "/v1/counts" && (store === undefined || labels.store === store));
       return [sum("plaudit_d1_queries_total"), sum("plaudit_store_round_trips_total", "central")];
     };
     const before = await costs();

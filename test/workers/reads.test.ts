@@ -9,7 +9,7 @@ import { writeSnapshots } from "../../workers/stores/item-counts";
 import { resetBreakers } from "../../workers/stores/breakers";
 import { edgePut } from "../../workers/reads/edge-cache";
 import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
-import { scrape, type Family } from "./metrics-exposition";
+import { scrape, total } from "./metrics-exposition";
 import { central } from "./pipeline-helpers";
 import { MAX_ROUND_TRIPS, readBookmark } from "../../workers/stores/item-counts";
 import { failNext } from "./fault-points";
@@ -23,11 +23,6 @@ beforeAll(async () => {
   service = await tokenFor(freshId(), { role: "service" });
 });
 
-/** The sum of a counter's samples whose labels pass `match`. */
-function total(families: Family[], name: string, match: (labels: Record<string, string>) => boolean = () => true): number {
-  const family = families.find((f) => f.name === name);
-  return (family?.samples ?? []).filter((s) => s.name === name && match(s.labels)).reduce((sum, s) => sum + s.value, 0);
-}
 
 /** What the read routes cost: object calls, D1 queries and rows read, store round trips and store reads by their round trips, as /metrics counts them. */
 async function readCosts() {

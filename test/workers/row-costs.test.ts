@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { freshId, like, newUser, tokenFor } from "./helpers";
-import { sample, scrape, type Family } from "./metrics-exposition";
+import { sample, scrape, total, type Family } from "./metrics-exposition";
 
 const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
@@ -39,7 +39,7 @@ function costs(families: Family[]) {
         },
       ]),
     ),
-    d1Rows: (families.find((f) => f.name === "plaudit_d1_rows_written_total")?.samples ?? []).reduce((sum, s) => sum + s.value, 0),
+    d1Rows: total(families, "plaudit_d1_rows_written_total"),
   } as Record<(typeof OBJECTS)[number], { commits: number; rows: number; alarms: number }> & { d1Rows: number };
 }
 

@@ -223,14 +223,6 @@ export async function writeSnapshots(
   return results.reduce((sum, result) => sum + (result.meta.changes ?? 0), 0);
 }
 
-/** The item's stored snapshot, from the database that holds it (for the tests). */
-export async function readStoredSnapshot(env: Env, item: string): Promise<{ seq: number; counts: Counts } | null> {
-  const { found, failed } = await readD1Rows(env, [item], "reconcile", 30_000);
-  if (failed.length > 0) throw new Error(`the count database of ${item} cannot be read`);
-  const stored = found.get(item);
-  return stored ? { seq: stored.seq, counts: stored.counts } : null;
-}
-
 /** Items whose counts were stored most recently, newest first, over every count database. */
 export async function recentItems(env: Env, since: number, limit: number): Promise<string[]> {
   const perDatabase = await Promise.all(
