@@ -133,3 +133,6 @@ export default defineConfig({
     ],
   },
 });
+
+// For the checks that run apart from `npm test` (vitest.scale.config.ts).
+export { BINDINGS, workerdProject };

@@ -31,6 +31,8 @@ async function likedItem(likes: number): Promise<string> {
   return `post:${id}`;
 }
 
+const raw = () => new Alternator({ endpoint: config(env).ALTERNATOR_ENDPOINT, region: "us-east-1", accessKeyId: "t", secretAccessKey: "t", timeoutMs: 5_000 });
+
 /** Overwrites the item's likes in both stores by hand, as an operator's mistake or a bug would. */
 async function corrupt(item: string, d1Likes: number, centralLikes: number): Promise<void> {
   const [type, id] = splitItem(item);
@@ -166,6 +168,23 @@ describe("reconciliation", () => {
       await converged(found);
       expect(await likesIn(neighbour)).toEqual([likes.get(neighbour), likes.get(neighbour)]);
       expect(await likesIn(found)).toEqual([likes.get(found), likes.get(found)]);
+    }, 60_000);
+
+    it("rechecks the drifted item itself: a repair whose snapshot was lost on its way is made again by the recheck the run queued", async () => {
+      const item = await likedItem(2);
+      await raw().call("DeleteItem", { TableName: "plaudit_counters", Key: { item: { S: item } } });
+      await runInDurableObject(itemStub(item), (instance) => {
+        // The run's repair snapshot is lost, and the object would send it again only minutes later (its
+        // resend, capped at 5 minutes): within this test's wait only the queued recheck can repair again.
+        emitterSends(instance.emitter).drops = 1;
+        instance.emitter.resendAfterMs = 600_000;
+      });
+      const summary = await reconcile(env);
+      expect(summary.centralDrift).toBeGreaterThanOrEqual(1);
+      // The run asked for a fresh snapshot, and it was lost.
+      await expect.poll(() => runInDurableObject(itemStub(item), (instance) => emitterSends(instance.emitter).drops), WAIT).toBe(0);
+      await converged(item);
+      expect(await likesIn(item)).toEqual([2, 2]);
     }, 60_000);
 
     it("hands the random sample to the queue's consumers in slices of 100, which repair what they find", async () => {
