@@ -21,6 +21,8 @@ import { summaryTable, writeReports, type Report } from "./lib/report";
 import { removeStateDir, startServer, type LocalServer } from "./lib/server";
 import { ItemPicker, seededRandom } from "./lib/zipf";
 import { feedRead, type RunContext } from "./scenarios/operations";
+import { ItemSights } from "./lib/sights";
+import { config } from "../shared/config";
 import { seedLike } from "./scenarios/index";
 import { readCosts, perRequest } from "./lib/costs";
 import { probeLag } from "./lib/lag";
@@ -132,6 +134,8 @@ async function run(
     random,
     duplicateShare: opts.duplicateShare,
     readsExact: false,
+    // The server's own setting: the bench's --var values over the defaults.
+    sights: new ItemSights(config(opts.vars).PRIVACY_STALE_MS),
   };
   const { scenario } = opts;
 
@@ -245,7 +249,9 @@ async function run(
   if (criticalPath.likeRequests > 0) {
     console.log(
       `critical path, from the second second on of ${criticalPath.phases} phases: ${criticalPath.queries} D1 queries a write's answer waited for, ` +
-        `over ${criticalPath.likeRequests} like and unlike requests (${criticalPath.per100} per 100)`,
+        `over ${criticalPath.likeRequests} like and unlike requests (${criticalPath.per100} per 100); ` +
+        `${criticalPath.firstSights} of the items those phases named were ones the isolate had not met within PRIVACY_STALE_MS, ` +
+        `each a settings read before its first answer: a floor of ${criticalPath.floorPer100} per 100`,
     );
   }
   if (costs) console.log(`read routes, per ${scenario.name === "feed" ? "feed" : "request"}${span}: ${costs.objectCalls} object calls, ${costs.d1Queries} D1 queries, ${costs.d1RowsRead} D1 rows read`);
@@ -287,7 +293,7 @@ async function clock(
   const recorder = new Recorder();
   let seconds = 0;
   const onClock = { commits: 0, applies: 0, writes: 0 };
-  const critical = { phases: 0, likeRequests: 0, queries: 0 };
+  const critical = { phases: 0, likeRequests: 0, queries: 0, firstSights: 0 };
   const hotHead = async () => await hotItemShare(ctx.http, service, ctx.picker.hot);
   // The head's own figures live in its memory and start again from 0 when it restarts (an eviction between rounds).
   const grown = (after: number, before: number) => (after >= before ? after - before : after);
@@ -301,12 +307,15 @@ async function clock(
       await sleep(Math.min(1_000, opts.seconds * 500));
       // Under a saturating load this read can fail like any request: that phase is then left out of the figure.
       const early = await scrapeMetrics(ctx.http, service).catch(() => null);
+      ctx.sights?.countFrom();
       const phase = await timed;
+      const firstSights = ctx.sights?.stop() ?? 0;
       const late = await settledMetrics(ctx.http, service);
       if (early) {
         critical.phases++;
         critical.queries += delta(early, late, "plaudit_d1_queries_total", { path: "critical" });
         critical.likeRequests += delta(early, late, "plaudit_toggle_outcomes_total", { counter: "likes" });
+        critical.firstSights += firstSights;
       }
       const after = await hotHead();
       if (after) {
@@ -328,7 +337,7 @@ async function clock(
   let reference: ReferenceComparison | null = null;
   if (references.length === 0) await plaudit.phase();
   else {
-    const others = referenceContenders(references, (http) => ({ ...ctx, http }), users, opts.scenario, opts);
+    const others = referenceContenders(references, (http) => ({ ...ctx, http, sights: undefined }), users, opts.scenario, opts);
     try {
       reference = await runRounds(plaudit, others.contenders, opts.rounds);
     } finally {
@@ -337,8 +346,8 @@ async function clock(
   }
   // The checks after the clock record into the one recorder of plaudit's phases.
   ctx.recorder = recorder;
-  const per100 = critical.likeRequests === 0 ? 0 : Math.round((critical.queries / critical.likeRequests) * 10_000) / 100;
-  return { recorder, seconds, onClock, reference, criticalPath: { ...critical, per100 } };
+  const per100 = (n: number) => (critical.likeRequests === 0 ? 0 : Math.round((n / critical.likeRequests) * 10_000) / 100);
+  return { recorder, seconds, onClock, reference, criticalPath: { ...critical, per100: per100(critical.queries), floorPer100: per100(critical.firstSights) } };
 }
 
 /** Settles undecided edges with has_liked, then waits until every touched item's count is exact. */

@@ -7,6 +7,7 @@ import type { HttpClient, HttpResult } from "../lib/http";
 import type { LikeModel } from "../lib/model";
 import { hasLiked, ITEM_TYPE, likeCounts, toggle } from "../lib/plaudit";
 import type { Recorder } from "../lib/recorder";
+import type { ItemSights } from "../lib/sights";
 import type { ItemPicker } from "../lib/zipf";
 
 export type RunContext = {
@@ -20,6 +21,8 @@ export type RunContext = {
   duplicateShare: number;
   /** True when no writes run, so every count read must equal the model's count. */
   readsExact: boolean;
+  /** Every item a request names, for plaudit's server only (bench/lib/sights.ts). */
+  sights?: ItemSights;
 };
 
 export type Operation = {
@@ -42,6 +45,7 @@ function errorDetail(res: HttpResult): string {
 /** Likes or unlikes an item; sometimes sends the same request twice at once. */
 export async function writeToggle(ctx: RunContext, user: string, item: string, on: boolean): Promise<void> {
   const token = ctx.tokens.get(user)!;
+  ctx.sights?.meet([item]);
   const copies = ctx.random() < ctx.duplicateShare ? 2 : 1;
   const outcomes = await Promise.all(Array.from({ length: copies }, () => toggle(ctx.http, token, item, on)));
   const name = on ? "like" : "unlike";
@@ -68,6 +72,7 @@ function eventOperation(counter: "view" | "share"): Operation {
     kind: "write",
     async run(ctx, user) {
       const item = ctx.picker.forRead();
+      ctx.sights?.meet([item]);
       const res = await ctx.http.request("POST", `/v1/${counter}`, { token: ctx.tokens.get(user)!, body: { item_id: item, item_type: ITEM_TYPE } });
       if (res.status === 200 || res.status === 202) ctx.recorder.record(this.name, res.ms, "ok");
       else if (res.status === 429) ctx.recorder.record(this.name, res.ms, "rejected");
@@ -111,6 +116,7 @@ export const feedRead: Operation = {
   kind: "read",
   async run(ctx) {
     const items = ctx.picker.batch(FEED_SIZE);
+    ctx.sights?.meet(items);
     const { res, counts } = await likeCounts(ctx.http, items);
     if (!counts) {
       ctx.recorder.record(this.name, res.ms, isError(res) ? "error" : "rejected", errorDetail(res));
@@ -127,6 +133,7 @@ export const countRead: Operation = {
   kind: "read",
   async run(ctx) {
     const item = ctx.picker.forRead();
+    ctx.sights?.meet([item]);
     const res = await ctx.http.request("GET", `/v1/count?item_id=${item}&item_type=${ITEM_TYPE}`);
     if (res.status !== 200) {
       ctx.recorder.record(this.name, res.ms, isError(res) ? "error" : "rejected", errorDetail(res));
@@ -144,6 +151,7 @@ export const hasLikedRead: Operation = {
   kind: "read",
   async run(ctx, user) {
     const items = ctx.picker.batch(FEED_SIZE);
+    ctx.sights?.meet(items);
     const { res, liked } = await hasLiked(ctx.http, ctx.tokens.get(user)!, items);
     if (!liked) {
       ctx.recorder.record(this.name, res.ms, isError(res) ? "error" : "rejected", errorDetail(res));

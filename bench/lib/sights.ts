@@ -1,0 +1,36 @@
+/**
+ * The items an isolate meets for the first time, seen from the load's side.
+ * A like of an item the isolate has not met within PRIVACY_STALE_MS must
+ * read the item's settings (and counts) from D1 before its answer
+ * (workers/likes/write-settings.ts), so the number of such first sights in
+ * a phase is the floor of its critical-path queries. Locally one isolate
+ * serves every request, so every request the load sends is one it meets.
+ */
+export class ItemSights {
+  readonly #lastMet = new Map<string, number>();
+  #countingSince: number | null = null;
+  #counted = 0;
+
+  constructor(private readonly staleMs: number) {}
+
+  /** The load sent a request naming these items at `now`. */
+  meet(items: Iterable<string>, now = Date.now()): void {
+    for (const item of items) {
+      const last = this.#lastMet.get(item);
+      if (this.#countingSince !== null && now >= this.#countingSince && (last === undefined || now - last >= this.staleMs)) this.#counted++;
+      this.#lastMet.set(item, now);
+    }
+  }
+
+  /** Counts first sights from `now` on. */
+  countFrom(now = Date.now()): void {
+    this.#countingSince = now;
+    this.#counted = 0;
+  }
+
+  /** Stops counting; returns the first sights since `countFrom`. */
+  stop(): number {
+    this.#countingSince = null;
+    return this.#counted;
+  }
+}
