@@ -143,7 +143,7 @@ describe("the costs figure of a write run", () => {
     startedAt: sample.startedAt,
     options: { figure: "sample" },
     costs,
-    criticalPath: { phases: 3, likeRequests: 1128, queries: 271, per100: 24.02 },
+    criticalPath: { phases: 3, likeRequests: 1128, queries: 271, per100: 24.02, firstSights: 200, floorPer100: 17.73 },
     idle: null,
   };
 
