@@ -16,7 +16,7 @@ import { HttpClient } from "./lib/http";
 import { LikeModel } from "./lib/model";
 import { hotItemShare, idRange, serviceToken, userTokens } from "./lib/plaudit";
 import { Recorder } from "./lib/recorder";
-import { currentCommit, machineNow, referenceFigure, runFigure, saveFigure } from "./lib/figures";
+import { costsFigure, currentCommit, machineNow, referenceFigure, runFigure, saveFigure, tableFigure } from "./lib/figures";
 import { summaryTable, writeReports, type Report } from "./lib/report";
 import { removeStateDir, startServer, type LocalServer } from "./lib/server";
 import { ItemPicker, seededRandom } from "./lib/zipf";
@@ -267,6 +267,10 @@ async function run(
     const run = { argv: process.argv.slice(2), commit: currentCommit(root), startedAt: report.startedAt, machine: machineNow() };
     // With --reference the figure is the comparison, round by round and its medians: the ratios are what a doc quotes.
     saveFigure(reference ? referenceFigure(opts.figure, run, referenceRows(reference)) : runFigure(opts.figure, { ...run, summary }));
+    if (scenario.mix.some((m) => m.op.kind === "write")) {
+      const table = costsFigure(writeCosts, criticalPath, idle);
+      saveFigure(tableFigure(`${opts.figure}-costs`, { script: "bench", ...run }, table.columns, table.rows));
+    }
   }
   return passed ? 0 : 1;
 }

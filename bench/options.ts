@@ -38,7 +38,8 @@ const USAGE = `usage: npm run bench -- [options]
                          rounds and last in even ones; the median ratio is the figure (default 3; 1 to 20)
   --out DIR              where reports go (default bench/results)
   --figure NAME          also write the run's table to bench/reports/NAME.json (committed), for the doc
-                         table marked <!-- figures:NAME --> that \`npm run figures\` renders (only a run that passed)`;
+                         table marked <!-- figures:NAME --> that \`npm run figures\` renders (only a run that passed);
+                         a run with writes also writes its costs per like as NAME-costs`;
 
 export function options(argv: readonly string[] = process.argv.slice(2)) {
   const { values } = parseArgs({

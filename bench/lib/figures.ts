@@ -11,6 +11,8 @@ import { cpus, loadavg } from "node:os";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { CriticalPath, Report } from "./report";
+import { billedWithD1, WRITE_GOALS, type Costs, type IdleWatch } from "./write-costs";
 
 export type FigureColumn = { name: string; align: "left" | "right"; decimals?: number };
 export type FigureCell = string | number | null;
@@ -179,6 +181,69 @@ export function referenceFigure(figure: string, run: { argv: readonly string[]; 
   const [header = [], ...body] = rows;
   const columns = header.map((name, i): FigureColumn => ({ name, align: i < 2 ? "left" : "right" }));
   return tableFigure(figure, { script: "bench", ...run }, columns, body);
+}
+
+/**
+ * The second figure of a run that writes (`--figure NAME` writes it as
+ * NAME-costs): per like that changed an edge, by object kind and in all,
+ * the critical path's D1 queries, each set against its goal where it has
+ * one, and the idle watch when the run kept one.
+ */
+export function costsFigure(costs: Costs, criticalPath: CriticalPath, idle: IdleWatch | null): { columns: FigureColumn[]; rows: FigureCell[][] } {
+  const p = costs.perLike;
+  const [user, head, child] = (["user_likes", "item_counter", "item_shard"] as const).map((kind) => costs.byObject[kind] ?? { commits: 0, rowsWritten: 0, alarmsSet: 0 });
+  const objects = [user!, head!, child!];
+  const verdict = (value: number, goal: number) => `at most ${goal}: ${value <= goal ? "met" : "not met"}`;
+  const total = (name: string, value: number, goal: string | null = null): FigureCell[] => [name, null, null, null, value, goal];
+  const count = (name: string, value: number): FigureCell[] => [name, null, null, null, String(value), null];
+  return {
+    columns: [
+      { name: `per like, over ${costs.likes.toLocaleString("en-US")} likes and unlikes that changed an edge`, align: "left" },
+      { name: "user objects", align: "right", decimals: 2 },
+      { name: "item heads", align: "right", decimals: 2 },
+      { name: "item children", align: "right", decimals: 2 },
+      { name: "all", align: "right", decimals: 2 },
+      { name: "goal", align: "left" },
+    ],
+    rows: [
+      ["storage commits", ...objects.map((o) => o.commits), p.commits, verdict(p.commits, WRITE_GOALS.commits)],
+      ["rows written", ...objects.map((o) => o.rowsWritten), p.rowsWritten, null],
+      ["alarms set", ...objects.map((o) => o.alarmsSet), p.alarmsSet, null],
+      ["billed object rows (rows written + alarms set)", ...objects.map((o) => Math.round((o.rowsWritten + o.alarmsSet) * 100) / 100), p.billedRows, null],
+      total("D1 rows written", p.d1RowsWritten),
+      total("billed rows, objects and D1 together", billedWithD1(costs), verdict(billedWithD1(costs), WRITE_GOALS.billedRows)),
+      total("object calls", p.objectCalls),
+      total("queue messages sent", p.queueMessages),
+      total("central-store writes", p.centralStoreWrites),
+      total(
+        `D1 queries a like's answer waited for, per 100 like and unlike requests (${criticalPath.likeRequests.toLocaleString("en-US")} requests, each phase's first second left out)`,
+        criticalPath.per100,
+        verdict(criticalPath.per100, WRITE_GOALS.criticalPer100),
+      ),
+      ...(idle
+        ? [
+            count(`idle for ${idle.seconds} s after the load, in all: queue messages sent`, idle.queueMessages),
+            count("idle: alarms set", idle.alarmsSet),
+            count("idle: alarms run", idle.alarmsRun),
+            count("idle: storage commits", idle.commits),
+            count("idle: object calls", idle.objectCalls),
+          ]
+        : []),
+    ],
+  };
+}
+
+/**
+ * The costs figure of a write run, from its JSON report (bench/results/) and
+ * the figure that same run wrote: the command, commit and machine are that
+ * figure's, so both tables name one run.
+ */
+export function costsReportOf(result: Pick<Report, "passed" | "startedAt" | "options" | "costs" | "criticalPath" | "idle">, figure: FigureReport): FigureReport {
+  if (!result.passed) throw new Error(`the run of ${result.startedAt} did not pass: it has no figure`);
+  if (result.options.figure !== figure.figure || result.startedAt !== figure.startedAt) {
+    throw new Error(`the run of ${result.startedAt} did not write bench/reports/${figure.figure}.json (${figure.startedAt})`);
+  }
+  return { ...figure, figure: `${figure.figure}-costs`, ...costsFigure(result.costs, result.criticalPath, result.idle) };
 }
 
 /** Writes `report` to the repository's bench/reports/, and says where. */

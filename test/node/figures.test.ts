@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { figureBlocks, pendingBlocks, readReports, regenerate, renderFigure, runFigure, staleFigures, type FigureReport } from "../../bench/lib/figures";
+import { costsReportOf, figureBlocks, pendingBlocks, readReports, regenerate, renderFigure, runFigure, staleFigures, type FigureReport } from "../../bench/lib/figures";
+import type { Costs } from "../../bench/lib/write-costs";
 
 const root = resolve(import.meta.dirname, "../..");
 const reports = readReports(join(root, "bench", "reports"));
@@ -40,11 +41,17 @@ describe("the figure tables in docs/", () => {
     const pending = docs.flatMap(({ doc, text }) => pendingBlocks(text).map((block) => ({ doc, ...block })));
     for (const { doc, name, command } of pending) {
       expect(command, `${doc}: ${name}`).toMatch(/^npm run (bench|bench:import) -- /);
-      // A viral run writes its step table as NAME-steps beside NAME.
-      expect(command.split(" "), `${doc}: ${name}`).toContain(name.replace(/-steps$/, ""));
-      expect(command, `${doc}: ${name}`).toMatch(new RegExp(`--figure ${name.replace(/-steps$/, "")}( |$)`));
+      // A viral run writes its step table as NAME-steps beside NAME, a run with writes its costs as NAME-costs.
+      const written = name.replace(/-(steps|costs)$/, "");
+      expect(command.split(" "), `${doc}: ${name}`).toContain(written);
+      expect(command, `${doc}: ${name}`).toMatch(new RegExp(`--figure ${written}( |$)`));
       expect(reports.has(name), `${doc}: bench/reports/${name}.json exists: run npm run figures`).toBe(false);
     }
+  });
+
+  it("hold no table still to take: every table in docs/ is rendered from a committed report", () => {
+    const pending = docs.flatMap(({ doc, text }) => pendingBlocks(text).map(({ name }) => `${doc}: ${name}`));
+    expect(pending).toEqual([]);
   });
 
   it("leave no committed report unused", () => {
@@ -108,5 +115,64 @@ describe("a figure table", () => {
       const changed = body.slice(0, digit + 2) + (body[digit + 2] === "9" ? "8" : "9") + body.slice(digit + 3);
       expect(staleFigures(text.replace(body, changed), reports)).toContain(name);
     }
+  });
+});
+
+describe("the costs figure of a write run", () => {
+  const costs: Costs = {
+    likes: 1269,
+    perLike: {
+      commits: 2.97,
+      rowsWritten: 8.21,
+      alarmsSet: 1.14,
+      billedRows: 9.35,
+      objectCalls: 2.98,
+      queueMessages: 0.42,
+      d1Queries: 2.71,
+      d1RowsWritten: 1.7,
+      centralStoreWrites: 0,
+    },
+    byObject: {
+      user_likes: { commits: 2.1, rowsWritten: 5.15, alarmsSet: 0.81 },
+      item_counter: { commits: 0.88, rowsWritten: 3.06, alarmsSet: 0.33 },
+      item_shard: { commits: 0, rowsWritten: 0, alarmsSet: 0 },
+    },
+  };
+  const result = {
+    passed: true,
+    startedAt: sample.startedAt,
+    options: { figure: "sample" },
+    costs,
+    criticalPath: { phases: 3, likeRequests: 1128, queries: 271, per100: 24.02, firstSights: 200, floorPer100: 17.73 },
+    idle: null,
+  };
+
+  it("names the same run as the figure that run wrote, and sets each figure with a goal against it", () => {
+    const report = costsReportOf(result, sample);
+    expect(report.figure).toBe("sample-costs");
+    expect([report.command, report.commit, report.startedAt, report.machine]).toEqual([sample.command, sample.commit, sample.startedAt, sample.machine]);
+    const table = renderFigure(report);
+    expect(table).toContain("| per like, over 1,269 likes and unlikes that changed an edge | user objects | item heads | item children | all | goal |");
+    expect(table).toContain("| storage commits | 2.10 | 0.88 | 0.00 | 2.97 | at most 1.6: not met |");
+    expect(table).toContain("| billed object rows (rows written + alarms set) | 5.96 | 3.39 | 0.00 | 9.35 |  |");
+    expect(table).toContain("| billed rows, objects and D1 together |  |  |  | 11.05 | at most 6: not met |");
+    expect(table).toContain("(1,128 requests, each phase's first second left out) |  |  |  | 24.02 | at most 1: not met |");
+    expect(table).not.toContain("idle");
+  });
+
+  it("shows the idle watch when the run kept one, and a goal met as met", () => {
+    const idle = { seconds: 60, queueMessages: 0, alarmsSet: 0, alarmsRun: 0, commits: 0, objectCalls: 0 };
+    const met = { ...result, idle, costs: { ...costs, perLike: { ...costs.perLike, commits: 1.5 } }, criticalPath: { ...result.criticalPath, per100: 0.5 } };
+    const table = renderFigure(costsReportOf(met, sample));
+    expect(table).toContain("| storage commits | 2.10 | 0.88 | 0.00 | 1.50 | at most 1.6: met |");
+    expect(table).toContain("| 0.50 | at most 1: met |");
+    expect(table).toContain("| idle for 60 s after the load, in all: queue messages sent |  |  |  | 0 |  |");
+    expect(table).toContain("| idle: object calls |  |  |  | 0 |  |");
+  });
+
+  it("is refused for a run that did not pass or did not write that figure", () => {
+    expect(() => costsReportOf({ ...result, passed: false }, sample)).toThrow("did not pass");
+    expect(() => costsReportOf({ ...result, startedAt: "2026-12-03T14:00:00.000Z" }, sample)).toThrow("did not write bench/reports/sample.json");
+    expect(() => costsReportOf({ ...result, options: { figure: "other" } }, sample)).toThrow("did not write");
   });
 });
