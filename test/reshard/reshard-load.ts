@@ -56,6 +56,9 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export const reshard = (load: Load, databases: number, send = reshardCall(load), onProgress?: (step: ReshardResponse) => void) =>
   runReshard({ databases, limit: 7, send, sleep, onProgress });
 
+/** What the feed load saw so far: feeds answered, and those of them marked stale or partial. */
+export type Tally = { feeds: number; stale: number };
+
 /**
  * Runs `work` (the reshard) while a write load (WRITES likes, each checked
  * 200) and a feed load (the whole list, over and over) run beside it, and
@@ -63,7 +66,7 @@ export const reshard = (load: Load, databases: number, send = reshardCall(load),
  * item's likes between what it had before the reshard and what was sent to
  * it so far (never zero: each has likes), and the hidden item's likes never shown.
  */
-export async function underLoad(load: Load, work: () => Promise<void>): Promise<{ feeds: number; stale: number; phases: Set<string> }> {
+export async function underLoad(load: Load, work: (tally: Tally) => Promise<void>): Promise<Tally> {
   const sent = new Map(load.likes);
   const floor = new Map(load.likes);
   let writing = true;
@@ -86,7 +89,7 @@ export async function underLoad(load: Load, work: () => Promise<void>): Promise<
       writing = false;
     }
   })();
-  const tally = { feeds: 0, stale: 0, phases: new Set<string>() };
+  const tally: Tally = { feeds: 0, stale: 0 };
   const body = { items: load.ids.map((item_id) => ({ item_id, item_type: "post" })) };
   const reader = (async () => {
     while (writing || !reshardDone) {
@@ -111,7 +114,7 @@ export async function underLoad(load: Load, work: () => Promise<void>): Promise<
     }
   })();
   try {
-    await work();
+    await work(tally);
   } finally {
     reshardDone = true;
   }
