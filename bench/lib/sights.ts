@@ -3,8 +3,10 @@
  * A like of an item the isolate has not met within PRIVACY_STALE_MS must
  * read the item's settings (and counts) from D1 before its answer
  * (workers/likes/write-settings.ts), so the number of such first sights in
- * a phase is the floor of its critical-path queries. Locally one isolate
- * serves every request, so every request the load sends is one it meets.
+ * a phase is the floor of its critical-path queries. A read that names an
+ * item brings its settings too, but waits for them as a read, not on a
+ * write's critical path: it makes the item met without counting. Locally one
+ * isolate serves every request, so every request the load sends is one it meets.
  */
 export class ItemSights {
   readonly #lastMet = new Map<string, number>();
@@ -13,11 +15,12 @@ export class ItemSights {
 
   constructor(private readonly staleMs: number) {}
 
-  /** The load sent a request naming these items at `now`. */
-  meet(items: Iterable<string>, now = Date.now()): void {
+  /** The load sent a request naming these items at `now`: a write (counted when it is a first sight) or a read. */
+  meet(items: Iterable<string>, kind: "write" | "read", now = Date.now()): void {
     for (const item of items) {
       const last = this.#lastMet.get(item);
-      if (this.#countingSince !== null && now >= this.#countingSince && (last === undefined || now - last >= this.staleMs)) this.#counted++;
+      const first = last === undefined || now - last >= this.staleMs;
+      if (kind === "write" && first && this.#countingSince !== null && now >= this.#countingSince) this.#counted++;
       this.#lastMet.set(item, now);
     }
   }

@@ -45,7 +45,7 @@ function errorDetail(res: HttpResult): string {
 /** Likes or unlikes an item; sometimes sends the same request twice at once. */
 export async function writeToggle(ctx: RunContext, user: string, item: string, on: boolean): Promise<void> {
   const token = ctx.tokens.get(user)!;
-  ctx.sights?.meet([item]);
+  ctx.sights?.meet([item], "write");
   const copies = ctx.random() < ctx.duplicateShare ? 2 : 1;
   const outcomes = await Promise.all(Array.from({ length: copies }, () => toggle(ctx.http, token, item, on)));
   const name = on ? "like" : "unlike";
@@ -72,7 +72,7 @@ function eventOperation(counter: "view" | "share"): Operation {
     kind: "write",
     async run(ctx, user) {
       const item = ctx.picker.forRead();
-      ctx.sights?.meet([item]);
+      ctx.sights?.meet([item], "write");
       const res = await ctx.http.request("POST", `/v1/${counter}`, { token: ctx.tokens.get(user)!, body: { item_id: item, item_type: ITEM_TYPE } });
       if (res.status === 200 || res.status === 202) ctx.recorder.record(this.name, res.ms, "ok");
       else if (res.status === 429) ctx.recorder.record(this.name, res.ms, "rejected");
@@ -116,7 +116,7 @@ export const feedRead: Operation = {
   kind: "read",
   async run(ctx) {
     const items = ctx.picker.batch(FEED_SIZE);
-    ctx.sights?.meet(items);
+    ctx.sights?.meet(items, "read");
     const { res, counts } = await likeCounts(ctx.http, items);
     if (!counts) {
       ctx.recorder.record(this.name, res.ms, isError(res) ? "error" : "rejected", errorDetail(res));
@@ -133,7 +133,7 @@ export const countRead: Operation = {
   kind: "read",
   async run(ctx) {
     const item = ctx.picker.forRead();
-    ctx.sights?.meet([item]);
+    ctx.sights?.meet([item], "read");
     const res = await ctx.http.request("GET", `/v1/count?item_id=${item}&item_type=${ITEM_TYPE}`);
     if (res.status !== 200) {
       ctx.recorder.record(this.name, res.ms, isError(res) ? "error" : "rejected", errorDetail(res));
@@ -151,7 +151,7 @@ export const hasLikedRead: Operation = {
   kind: "read",
   async run(ctx, user) {
     const items = ctx.picker.batch(FEED_SIZE);
-    ctx.sights?.meet(items);
+    ctx.sights?.meet(items, "read");
     const { res, liked } = await hasLiked(ctx.http, ctx.tokens.get(user)!, items);
     if (!liked) {
       ctx.recorder.record(this.name, res.ms, isError(res) ? "error" : "rejected", errorDetail(res));
