@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// Run after `npm install`: two fixes to the local runtime that `wrangler dev`
+// and the tests run on, until the pinned versions carry them. Each is
+// idempotent; a version whose code differs is left alone, with a warning.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const BROKER = join(root, "node_modules", "miniflare", "dist", "src", "workers", "queues", "broker.worker.js");
+export const INSPECTOR_PROXY = join(root, "node_modules", "wrangler", "wrangler-dist", "InspectorProxyWorker.js");
+
+/** A fix: the code it replaces, exactly as the pinned version has it, and what replaces it. */
+function fix(unpatched, patched) {
+  return (source) => {
+    if (source.includes(patched)) return source;
+    if (!source.includes(unpatched)) return null;
+    return source.replace(unpatched, patched);
+  };
+}
+
+/**
+ * miniflare's local Queues broker hands every sent message to a timer, even
+ * one sent with no delay, and none of those timers fires while messages keep
+ * arriving; at 10,000 the runtime refuses more ("exceeded the number of
+ * active timeouts") and every later send fails, so a long import into `npm
+ * start` stops the whole pipeline (cloudflare/workers-sdk#15670; the fix
+ * upstream, cloudflare/workers-sdk#15676, enqueues an undelayed message at
+ * once, as this does). A delayed message keeps its timer.
+ */
+export const patchBroker = fix(
+  "}, delay = message.delaySecs ?? globalDelay;\n      this.timers.setTimeout(fn, delay * 1e3);",
+  "}, delay = message.delaySecs ?? globalDelay;\n      delay > 0 ? this.timers.setTimeout(fn, delay * 1e3) : fn();",
+);
+
+/** What `wrangler dev`'s inspector proxy keeps for a DevTools that has not attached yet: the latest messages. */
+export const INSPECTOR_BACKLOG = 1000;
+
+/**
+ * `wrangler dev`'s inspector proxy keeps every message the Worker's inspector
+ * sends (a console call, and several Network events for every subrequest)
+ * until a DevTools attaches, and with none attached it keeps them all: under
+ * a long load its runtime grows by hundreds of megabytes, and a DevTools
+ * attached late gets the whole backlog replayed at once and stalls the
+ * proxy. With none attached, it keeps the latest INSPECTOR_BACKLOG.
+ */
+export const patchInspectorProxy = fix(
+  "    this.runtimeMessageBuffer.push(msg);\n    this.tryDrainRuntimeMessageBuffer();",
+  `    this.runtimeMessageBuffer.push(msg);\n    if (this.websockets.devtools === void 0 && this.runtimeMessageBuffer.length > ${INSPECTOR_BACKLOG}) this.runtimeMessageBuffer.shift();\n    this.tryDrainRuntimeMessageBuffer();`,
+);
+
+/** Applies each fix to its installed file; a file that is absent (a production install) is skipped. */
+function applyAll() {
+  for (const [path, patch] of [
+    [BROKER, patchBroker],
+    [INSPECTOR_PROXY, patchInspectorProxy],
+  ]) {
+    if (!existsSync(path)) continue;
+    const source = readFileSync(path, "utf8");
+    const patched = patch(source);
+    if (patched === null) console.warn(`scripts/patch-local-runtime.mjs: ${path} is not the code this fix knows; left unchanged.`);
+    else if (patched !== source) writeFileSync(path, patched);
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) applyAll();
