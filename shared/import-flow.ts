@@ -15,8 +15,13 @@ export class Backpressure extends Error {
 export type FlowOptions = {
   /** Most batches in flight at once. */
   maxInFlight: number;
-  /** Refusals in a row after which the run gives up (the server is down, not busy). */
-  maxRefusalsInARow?: number;
+  /**
+   * How long the server may refuse every call before the run gives up (it is
+   * down, not busy): default 10 minutes. A busy server's refusals (its queues
+   * behind, a Retry-After) go on as long as its backlog takes to drain, so a
+   * count of refusals would end a healthy run whose server merely fell behind.
+   */
+  giveUpAfterMs?: number;
   now?: () => number;
 };
 
@@ -35,13 +40,14 @@ export class FlowControl {
   #credit = 0;
   #holdUntil = 0;
   #refusalsInARow = 0;
+  #refusedSince: number | null = null;
   readonly #max: number;
-  readonly #maxRefusals: number;
+  readonly #giveUpAfterMs: number;
   readonly #now: () => number;
 
   constructor(options: FlowOptions) {
     this.#max = Math.max(1, Math.floor(options.maxInFlight));
-    this.#maxRefusals = options.maxRefusalsInARow ?? 50;
+    this.#giveUpAfterMs = options.giveUpAfterMs ?? 10 * 60_000;
     this.#now = options.now ?? Date.now;
   }
 
@@ -56,6 +62,7 @@ export class FlowControl {
 
   acknowledged(): void {
     this.#refusalsInARow = 0;
+    this.#refusedSince = null;
     if (this.#window >= this.#max) return;
     this.#credit++;
     if (this.#credit >= this.#window) {
@@ -64,15 +71,18 @@ export class FlowControl {
     }
   }
 
-  /** Records a refusal; throws once the server refused too many in a row to still be only busy. */
+  /** Records a refusal; throws once the server has refused every call for too long to still be only busy. */
   refused(pressure: Backpressure): void {
     this.#refusalsInARow++;
-    if (this.#refusalsInARow > this.#maxRefusals) {
-      throw new Error(`the service refused ${this.#refusalsInARow - 1} calls in a row; last: ${pressure.message}`);
+    const now = this.#now();
+    this.#refusedSince ??= now;
+    if (now - this.#refusedSince > this.#giveUpAfterMs) {
+      const seconds = Math.round((now - this.#refusedSince) / 1000);
+      throw new Error(`the service refused every call for ${seconds} s (${this.#refusalsInARow} calls); last: ${pressure.message}`);
     }
     this.#window = Math.max(1, Math.floor(this.#window / 2));
     this.#credit = 0;
     const backoff = Math.min(30_000, 1_000 * 2 ** Math.min(5, this.#refusalsInARow - 1));
-    this.#holdUntil = Math.max(this.#holdUntil, this.#now() + (pressure.retryAfterMs ?? backoff));
+    this.#holdUntil = Math.max(this.#holdUntil, now + (pressure.retryAfterMs ?? backoff));
   }
 }

@@ -52,12 +52,16 @@ describe("the import's flow control", () => {
     expect([flow.window, flow.waitMs]).toEqual([1, 8_000]);
   });
 
-  it("gives up after too many refusals in a row, and an acknowledgement resets the count", () => {
-    const flow = new FlowControl({ maxInFlight: 4, maxRefusalsInARow: 3, now: () => 0 });
-    for (let i = 0; i < 3; i++) flow.refused(new Backpressure(1, "busy"));
+  it("waits out a busy server however many refusals that takes, gives up once every call was refused for too long, and an acknowledgement starts the clock again", () => {
+    let now = 0;
+    const flow = new FlowControl({ maxInFlight: 4, giveUpAfterMs: 60_000, now: () => now });
+    // 200 refusals within the minute (4 batches in flight, a 1 s Retry-After): still only busy.
+    for (let i = 0; i < 200; i++, now += 250) flow.refused(new Backpressure(1_000, "busy"));
     flow.acknowledged();
-    for (let i = 0; i < 3; i++) flow.refused(new Backpressure(1, "busy"));
-    expect(() => flow.refused(new Backpressure(1, "busy"))).toThrow(/refused 3 calls in a row; last: busy/);
+    now += 1_000;
+    for (let i = 0; i < 60; i++, now += 1_000) flow.refused(new Backpressure(1_000, "busy"));
+    now += 1_000;
+    expect(() => flow.refused(new Backpressure(1_000, "busy"))).toThrow(/refused every call for 61 s \(61 calls\); last: busy/);
   });
 });
 
