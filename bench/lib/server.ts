@@ -29,6 +29,8 @@ export type ServerOptions = {
    * run the whole system.
    */
   env?: Record<string, string>;
+  /** Arguments for `wrangler dev` itself (scripts/start.mjs passes its own on), e.g. an inspector port. */
+  wranglerArgs?: string[];
 };
 
 /** A running local plaudit. `kill` and `stop` end its whole process group. */
@@ -117,7 +119,7 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number
  * folder.
  */
 export async function startServer(options: ServerOptions = {}): Promise<LocalServer> {
-  return await startWith([join(root, "scripts", "start.mjs")], options);
+  return await startWith([join(root, "scripts", "start.mjs"), ...(options.wranglerArgs ?? [])], options);
 }
 
 /**
