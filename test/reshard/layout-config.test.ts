@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { countDatabaseIndex } from "../../shared/count-databases";
 import type { ReshardResponse } from "../../shared/reshard";
 import { runReshard } from "../../shared/reshard-run";
@@ -36,10 +36,20 @@ describe("a configuration that disagrees with the stored count layout", () => {
     await expect.poll(() => problems(first), { timeout: 10_000, interval: 100 }).toBe(0);
 
     // COUNT_DATABASES changed to 1 (this project's value) after it: the history and the indexes would be looked for in DB alone.
+    const errors = vi.spyOn(console, "error");
     const refused = await step(env, 4);
     expect(refused.status).toBe(400);
     expect(await refused.text()).toMatch(/COUNT_DATABASES is 1, but it was 2 when the first reshard began/);
     await expect.poll(() => problems(env), { timeout: 10_000, interval: 100 }).toBe(1);
+    // Every read of the layout counts the problem; the log says it once, not once a read.
+    for (let read = 0; read < 3; read++) {
+      forgetLayout();
+      expect(await problems(env)).toBe(1);
+    }
+    const said = errors.mock.calls.map(([line]) => String(line)).filter((line) => line.includes('"count_layout_problems"'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/COUNT_DATABASES is 1, but it was 2/);
+    errors.mockRestore();
 
     // A database the stored layout uses (DB_2) left out of wrangler.toml: refused and counted too, with the binding named.
     const unbound = configured({ COUNT_DATABASES: "2" }, ["DB_2"]);

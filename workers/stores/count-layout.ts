@@ -39,6 +39,9 @@ export function layoutOf(env: Env, row: LayoutRow | null): CountLayout {
 /** When this isolate last started reading the layout ahead of its expiry. */
 let refreshedAt = 0;
 
+/** The layout problems this isolate last logged (empty: none), so each is logged once, not on every refresh. */
+let reportedProblems = "";
+
 /**
  * The count layout every reader and writer of counts and settings follows:
  * this isolate's copy while younger than LAYOUT_TTL_MS, else one query to the
@@ -74,9 +77,13 @@ export async function countLayout(env: Env, now = Date.now()): Promise<CountLayo
 async function loadLayout(env: Env, now: number): Promise<CountLayout> {
   const row = await readLayoutRow(env);
   const layout = layoutOf(env, row);
-  const problems = layoutProblems(env, row);
+  const problems = layoutProblems(env, row, layout);
   metrics.gauge("count_layout_problems", {}, problems.length);
-  if (problems.length > 0) log("error", "count_layout_problems", { problems });
+  const said = problems.join("\n");
+  if (said !== reportedProblems) {
+    reportedProblems = said;
+    if (problems.length > 0) log("error", "count_layout_problems", { problems });
+  }
   if (!cached || cached.at <= now) cached = { layout, at: now };
   return layout;
 }
@@ -95,7 +102,7 @@ export function forgetLayout(): void {
  * or COUNT_DATABASES names needs its binding: without one, each read or write
  * of an item there fails.
  */
-export function layoutProblems(env: Env, row: LayoutRow | null): string[] {
+export function layoutProblems(env: Env, row: LayoutRow | null, layout = layoutOf(env, row)): string[] {
   const k = config(env).COUNT_DATABASES;
   const problems: string[] = [];
   if (row?.count_databases != null && row.count_databases !== k) {
@@ -103,7 +110,7 @@ export function layoutProblems(env: Env, row: LayoutRow | null): string[] {
       `COUNT_DATABASES is ${k}, but it was ${row.count_databases} when the first reshard began, and the daily history and the indexes are still where ${row.count_databases} places them: set it back to ${row.count_databases} (a reshard moves the counts, never COUNT_DATABASES).`,
     );
   }
-  const width = Math.max(k, layoutWidth(layoutOf(env, row)));
+  const width = Math.max(k, layoutWidth(layout));
   const missing = Array.from({ length: width }, (_, index) => countDatabaseBinding(index)).filter((name) => !bound(env, name));
   if (missing.length > 0) problems.push(`The count layout and COUNT_DATABASES use ${width} count databases, but wrangler.toml binds no D1 database as ${missing.join(", ")}.`);
   return problems;
