@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { config } from "../../shared/config";
@@ -9,7 +9,9 @@ import { writeSnapshots } from "../../workers/stores/item-counts";
 import { resetBreakers } from "../../workers/stores/breakers";
 import { edgePut } from "../../workers/reads/edge-cache";
 import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
-import { scrape, total } from "./metrics-exposition";
+import { sample, scrape, total } from "./metrics-exposition";
+import { readMany } from "../../workers/reads/count-reader";
+import { withVars } from "./idp";
 import { central } from "./pipeline-helpers";
 import { MAX_ROUND_TRIPS, readBookmark } from "../../workers/stores/item-counts";
 import { failNext } from "./fault-points";
@@ -140,6 +142,35 @@ describe("feed reads", () => {
     expect(answers.every((r) => r.status === 200)).toBe(true);
     for (const answer of answers) expect((await json(answer)).counts.likes).toBe(4);
     expect((await readCosts()).d1Queries - before.d1Queries).toBe(1);
+  });
+
+  it("reads the misses of feeds that reach the store together in one store read, up to one feed's worth of items", async () => {
+    // Five feeds of 20 items each, all five naming 5 more; 105 items in all, one in three counted.
+    const shared = Array.from({ length: 5 }, () => `post:${freshId()}`);
+    const feeds = Array.from({ length: 5 }, () => [...Array.from({ length: 20 }, () => `post:${freshId()}`), ...shared]);
+    const all = [...new Set(feeds.flat())];
+    const liked = new Map(all.filter((_, i) => i % 3 === 0).map((key, i) => [key, (i % 5) + 1]));
+    await storeCounts(liked);
+    await storeCentral(liked);
+    // Without the Cache API tier, the five reach the store in the same turn of the event loop.
+    const rt = { env: withVars({ READ_CACHE_EDGE_TTL_MS: "0" }), ctx: createExecutionContext() };
+    const lookups = async () => {
+      const families = await scrape(service);
+      return { miss: sample(families, "plaudit_cache_lookups_total", { cache: "all", result: "miss" }), flight: sample(families, "plaudit_cache_lookups_total", { cache: "flight", result: "hit" }) };
+    };
+    const before = { ...(await readCosts()), ...(await lookups()) };
+    const answers = await Promise.all(feeds.map((feed) => readMany(rt, feed, "/v1/counts")));
+    const after = { ...(await readCosts()), ...(await lookups()) };
+    answers.forEach((answer, i) => {
+      for (const key of feeds[i]!) expect(answer.get(key)?.counts.likes).toBe(liked.get(key) ?? 0);
+    });
+    // The first four feeds' 85 items in one read; the fifth's 20 would take that read past 100 items, so they are a second.
+    expect(after.storeReads - before.storeReads).toBe(2);
+    expect(after.overBound - before.overBound).toBe(0);
+    // Each item missed once; only the 5 items four later feeds found in flight are flight hits.
+    expect(after.miss - before.miss).toBe(all.length);
+    expect(after.flight - before.flight).toBe(4 * shared.length);
+    expect(after.objectCalls - before.objectCalls).toBe(0);
   });
 
   it("caches an untouched item like any other, and wakes no object for it", async () => {

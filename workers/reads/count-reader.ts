@@ -8,6 +8,8 @@ import { edgeGet, edgeLastKnown, edgePut } from "./edge-cache";
 import { itemCounter } from "../lib/objects";
 import { rememberSettings } from "../privacy/item-settings";
 import { readCountRows } from "../stores/item-counts";
+import { MAX_BATCH_ITEMS } from "../../shared/schemas";
+import { Flights, waitForFlight, type Flight } from "./flights";
 import type { QueryPath } from "../stores/d1";
 
 /** What a read path needs from the request: bindings, and a way to work after the answer. */
@@ -31,12 +33,12 @@ const memory = new CountCache();
  */
 const OWN_WRITE_PIN_MS = 10_000;
 
-/** A store read in flight for an item; other requests wait for its outcome, not its promise. */
-type Flight = { done: boolean; result?: CountRead };
-const inflight = new Map<string, Flight>();
-/** How often a request waiting on another's read looks at its outcome, and for how long at most. */
-const FLIGHT_POLL_MS = 2;
-const FLIGHT_WAIT_MS = 1_000;
+/**
+ * At most one store read per item in this isolate at a time. One read asks
+ * for at most as many items as one feed may name, so it keeps a feed's store
+ * round trips (item-counts.ts).
+ */
+const flights = new Flights<CountRead>(MAX_BATCH_ITEMS);
 
 function ttls(env: Env) {
   return { memoryMs: config(env).READ_CACHE_MEMORY_TTL_MS, edgeMs: config(env).READ_CACHE_EDGE_TTL_MS };
@@ -45,9 +47,10 @@ function ttls(env: Env) {
 /**
  * Many items' counts: this isolate's memory, then the location's Cache API,
  * then one query per D1 database for everything still missing (a missing row
- * is zeros). No object is called. Concurrent misses for one item in one
- * isolate share one store read (single flight). An item the store cannot
- * read is served from the last known value (stale), else it is null.
+ * is zeros). No object is called. An item another request of this isolate is
+ * reading is waited for, and the misses of requests that reach the store
+ * together go in one read (flights.ts). An item the store cannot read is
+ * served from the last known value (stale), else it is null.
  */
 export async function readMany(
   rt: Runtime,
@@ -59,12 +62,12 @@ export async function readMany(
 ): Promise<Map<string, CountRead | null>> {
   const now = Date.now();
   const reads = new Map<string, CountRead | null>();
-  const waiting: [string, Flight][] = [];
-  const mine = new Map<string, Flight>();
+  const waiting: [string, Flight<CountRead>][] = [];
+  const mine = new Map<string, Flight<CountRead>>();
   let hits = 0;
   for (const key of keys) {
     const hit = memory.fresh(key, now);
-    const other = inflight.get(key);
+    const other = flights.find(key);
     if (hit) {
       hits++;
       const firstRead = hit.readAt === null;
@@ -73,18 +76,16 @@ export async function readMany(
     } else if (other) {
       waiting.push([key, other]);
     } else {
-      const flight: Flight = { done: false };
-      inflight.set(key, flight);
-      mine.set(key, flight);
+      mine.set(key, flights.claim(key));
     }
   }
   if (hits > 0) metrics.count("cache_lookups_total", { cache: "memory", result: "hit" }, hits);
   await Promise.all([
-    loadOwn(rt, mine, caller, reads, lastKnownCopy, path),
+    readOwn(rt, mine, caller, reads, lastKnownCopy, path),
     ...waiting.map(async ([key, flight]) => {
       const shared = await waitForFlight(flight);
       if (shared) metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
-      reads.set(key, shared ? { ...shared, cached: true, firstRead: false } : lastKnownStale(key));
+      reads.set(key, shared ? { ...shared, cached: true, firstRead: false } : await lastKnownRead(key, lastKnownCopy));
     }),
   ]);
   return reads;
@@ -112,68 +113,73 @@ export async function readCounts(rt: Runtime, key: string, caller = "write_answe
   }
 }
 
-async function loadOwn(
+/**
+ * The items this request claimed: the Cache API's hits, then the rest from the
+ * store, in a read of its own or in one another request is about to send (its
+ * reader then answers for them). Reads of another caller or path are not
+ * joined: each read's queries are counted by its caller and path.
+ */
+async function readOwn(
   rt: Runtime,
-  mine: Map<string, Flight>,
+  mine: ReadonlyMap<string, Flight<CountRead>>,
   caller: string,
   reads: Map<string, CountRead | null>,
   lastKnownCopy: boolean,
   path?: QueryPath,
 ): Promise<void> {
   if (mine.size === 0) return;
-  try {
-    const loaded = await load(rt, [...mine.keys()], caller, path);
-    const unknown = lastKnownCopy ? [...mine.keys()].filter((key) => !loaded.has(key) && !memory.lastKnown(key)) : [];
-    const lastKnown = new Map(await Promise.all(unknown.map(async (key) => [key, await edgeLastKnownStale(key)] as const)));
-    for (const [key, flight] of mine) {
-      const read = loaded.get(key) ?? lastKnownStale(key) ?? lastKnown.get(key) ?? null;
-      if (read && !read.stale) flight.result = read;
-      reads.set(key, read);
-    }
-  } finally {
-    for (const [key, flight] of mine) {
-      flight.done = true;
-      if (inflight.get(key) === flight) inflight.delete(key);
-    }
+  const edge = await readEdge(rt, [...mine.keys()]);
+  for (const [key, read] of edge) reads.set(key, read);
+  flights.land(new Map([...mine].filter(([key]) => edge.has(key))), (key) => edge.get(key));
+  const missing = new Map([...mine].filter(([key]) => !edge.has(key)));
+  if (missing.size === 0) return;
+  const group = path ? `${caller} ${path}` : caller;
+  if (flights.join(group, missing)) {
+    // The reader that took them in counted their misses: waiting for it here is no flight hit.
+    await Promise.all([...missing].map(async ([key, flight]) => reads.set(key, (await waitForFlight(flight)) ?? (await lastKnownRead(key, lastKnownCopy)))));
+    return;
   }
+  const read = (async () => {
+    const batch = await flights.gather(group, missing);
+    try {
+      const loaded = await readStore(rt, [...batch.keys()], caller, path);
+      flights.land(batch, (key) => loaded.get(key));
+    } catch (error) {
+      flights.land(batch, () => undefined);
+      throw error;
+    }
+  })();
+  // Requests that joined wait on this read's outcome: waitUntil keeps it going if this request's client goes away.
+  rt.ctx.waitUntil(read.catch(() => undefined));
+  await read;
+  await Promise.all([...missing].map(async ([key, flight]) => reads.set(key, flight.result ?? (await lastKnownRead(key, lastKnownCopy)))));
 }
 
-/**
- * Waits for another request's read of the same item by polling its outcome
- * with this request's own timers. workerd cancels a request whose only
- * pending work is a promise created by another request ("the Worker's code
- * had hung"), so requests share results, never promises. Returns undefined
- * when that read failed or took too long.
- */
-async function waitForFlight(flight: Flight): Promise<CountRead | undefined> {
-  const deadline = Date.now() + FLIGHT_WAIT_MS;
-  while (!flight.done && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, FLIGHT_POLL_MS));
-  }
-  return flight.result;
+/** The Cache API's fresh values of items, each kept in this isolate's memory. */
+async function readEdge(rt: Runtime, keys: string[]): Promise<Map<string, CountRead>> {
+  const tiers = ttls(rt.env);
+  const reads = new Map<string, CountRead>();
+  if (tiers.edgeMs <= 0) return reads;
+  const reach = ownWriteReachMs(config(rt.env));
+  const edge = await Promise.all(keys.map((key) => edgeGet(key, Date.now())));
+  const now = Date.now();
+  keys.forEach((key, i) => {
+    const hit = edge[i];
+    if (!hit) return;
+    metrics.count("cache_lookups_total", { cache: "edge", result: "hit" });
+    const readAt = hit.readAt ?? now;
+    const value = { ...(outranking(key, hit, reach, now) ?? hit), readAt };
+    memory.put(key, value, tiers.memoryMs, now);
+    reads.set(key, { ...value, cached: true, firstRead: hit.readAt === null, stale: false });
+  });
+  return reads;
 }
 
-/** The Cache API, then the regional store; items whose database failed are left out. */
-async function load(rt: Runtime, keys: string[], caller: string, path?: QueryPath): Promise<Map<string, CountRead>> {
+/** The regional store's values of items, each kept in both cache tiers; items whose database failed are left out. */
+async function readStore(rt: Runtime, missing: string[], caller: string, path?: QueryPath): Promise<Map<string, CountRead>> {
   const tiers = ttls(rt.env);
   const reach = ownWriteReachMs(config(rt.env));
   const reads = new Map<string, CountRead>();
-  let missing = keys;
-  if (tiers.edgeMs > 0) {
-    const edge = await Promise.all(keys.map((key) => edgeGet(key, Date.now())));
-    const now = Date.now();
-    missing = keys.filter((key, i) => {
-      const hit = edge[i];
-      if (!hit) return true;
-      metrics.count("cache_lookups_total", { cache: "edge", result: "hit" });
-      const readAt = hit.readAt ?? now;
-      const value = { ...(outranking(key, hit, reach, now) ?? hit), readAt };
-      memory.put(key, value, tiers.memoryMs, now);
-      reads.set(key, { ...value, cached: true, firstRead: hit.readAt === null, stale: false });
-      return false;
-    });
-  }
-  if (missing.length === 0) return reads;
   metrics.count("cache_lookups_total", { cache: "all", result: "miss" }, missing.length);
   const { found, settings, failed } = await readCountRows(rt.env, missing, caller, config(rt.env).READ_STORE_TIMEOUT_MS, path);
   const unreadable = new Set(failed);
@@ -214,6 +220,11 @@ function outranking(key: string, value: CachedCounts, reachMs: number, now: numb
 function lastKnownStale(key: string): CountRead | null {
   const known = memory.lastKnown(key);
   return known ? { ...known, readAt: known.readAt ?? Date.now(), cached: true, firstRead: known.readAt === null, stale: true } : null;
+}
+
+/** What an item the store did not answer for is served: the last value this isolate knew, else (for a batch) the location's. */
+async function lastKnownRead(key: string, lastKnownCopy: boolean): Promise<CountRead | null> {
+  return lastKnownStale(key) ?? (lastKnownCopy ? await edgeLastKnownStale(key) : null);
 }
 
 /** The Cache API's long-lived copy, when this isolate knows nothing of the item and its store failed. */

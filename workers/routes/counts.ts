@@ -2,6 +2,7 @@ import { Hono, type Context } from "hono";
 import { COUNTER_TYPES, itemKey, type Counts, type CounterType } from "../../shared/counters";
 import { disclosure, shownCount, shownCounts, type Disclosure, type ShownCounts } from "../../shared/privacy";
 import { CountQuery, CountsQuery, CountsRequest, type ItemRef } from "../../shared/schemas";
+import { plainCountsRequest } from "../../shared/counts-request";
 import { readCounts, readMany } from "../reads/count-reader";
 import { addUniqueViewers } from "../reads/history-reader";
 import { unavailable } from "../lib/errors";
@@ -85,10 +86,10 @@ async function batchCounts(
   return { counts: result, partial: failed > 0, stale };
 }
 
-/** Up to 100 items at once. */
+/** Up to 100 items at once; the common body is checked without zod (shared/counts-request.ts). */
 counts.post("/v1/counts", readLimit, optionalUser, identifyViewer, async (c) => {
   const started = Date.now();
-  const { items, counter_types, unique_viewers } = await readJson(c, CountsRequest);
+  const { items, counter_types, unique_viewers } = await readJson(c, CountsRequest, plainCountsRequest);
   const read = await batchCounts(c, items, counter_types, unique_viewers, "/v1/counts");
   return c.json({ counts: read.counts, took_ms: Date.now() - started, ...(read.partial ? { partial: true } : {}) });
 });

@@ -1,0 +1,51 @@
+import type { z } from "zod";
+import { COUNTER_TYPES, ITEM_TYPES, type CounterType, type ItemType } from "./counters";
+import { isCanonicalU64 } from "./ids";
+import { MAX_BATCH_ITEMS, type CountsRequest } from "./schemas";
+
+type CountsRequestBody = z.output<typeof CountsRequest>;
+
+const itemTypes: ReadonlySet<unknown> = new Set(ITEM_TYPES);
+const counterTypes: ReadonlySet<unknown> = new Set(COUNTER_TYPES);
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** An item id as U64Id takes it: its canonical string, or undefined when U64Id would refuse it. */
+function plainId(value: unknown): string | undefined {
+  if (typeof value === "string") return isCanonicalU64(value) ? value : undefined;
+  if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= Number.MAX_SAFE_INTEGER) return String(value);
+  return undefined;
+}
+
+/**
+ * A `POST /v1/counts` body as the CountsRequest schema reads it, without zod:
+ * a feed sends this on every read, and the schema's generic walk over 50 to
+ * 100 items costs more CPU than the read itself when the caches answer.
+ * Answers null for anything it does not accept exactly as the schema does
+ * (an optional field present as undefined too), so the caller falls back on
+ * the schema, whose answer and error messages stay the only ones
+ * (test/node/counts-request.test.ts checks that it agrees with the schema).
+ */
+export function plainCountsRequest(value: unknown): CountsRequestBody | null {
+  if (!isObject(value)) return null;
+  const { items, counter_types, unique_viewers } = value;
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) return null;
+  const refs: { item_id: string; item_type: ItemType }[] = [];
+  for (const item of items) {
+    if (!isObject(item)) return null;
+    const id = plainId(item.item_id);
+    if (id === undefined || !itemTypes.has(item.item_type)) return null;
+    refs.push({ item_id: id, item_type: item.item_type as ItemType });
+  }
+  const body: CountsRequestBody = { items: refs };
+  if ("counter_types" in value) {
+    if (!Array.isArray(counter_types) || counter_types.length < 1) return null;
+    for (const type of counter_types) if (!counterTypes.has(type)) return null;
+    body.counter_types = [...(counter_types as CounterType[])];
+  }
+  if ("unique_viewers" in value) {
+    if (typeof unique_viewers !== "boolean") return null;
+    body.unique_viewers = unique_viewers;
+  }
+  return body;
+}
