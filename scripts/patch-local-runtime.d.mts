@@ -4,3 +4,6 @@ export const INSPECTOR_PROXY: string;
 export const INSPECTOR_BACKLOG: number;
 export function patchBroker(source: string): string | null;
 export function patchInspectorProxy(source: string): string | null;
+export const MINIFLARE: string;
+export const SQLITE_HEAP_GATE: string;
+export function patchMiniflare(source: string): string | null;

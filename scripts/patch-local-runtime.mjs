@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Run after `npm install`: two fixes to the local runtime that `wrangler dev`
+// Run after `npm install`: three fixes to the local runtime that `wrangler dev`
 // and the tests run on, until the pinned versions carry them. Each is
 // idempotent; a version whose code differs is left alone, with a warning.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const BROKER = join(root, "node_modules", "miniflare", "dist", "src", "workers", "queues", "broker.worker.js");
 export const INSPECTOR_PROXY = join(root, "node_modules", "wrangler", "wrangler-dist", "InspectorProxyWorker.js");
+export const MINIFLARE = join(root, "node_modules", "miniflare", "dist", "src", "index.js");
 
 /** A fix: the code it replaces, exactly as the pinned version has it, and what replaces it. */
 function fix(unpatched, patched) {
@@ -49,11 +50,31 @@ export const patchInspectorProxy = fix(
   `    this.runtimeMessageBuffer.push(msg);\n    if (this.websockets.devtools === void 0 && this.runtimeMessageBuffer.length > ${INSPECTOR_BACKLOG}) this.runtimeMessageBuffer.shift();\n    this.tryDrainRuntimeMessageBuffer();`,
 );
 
+/** The workerd gate that raises its process-wide SQLite heap limit from 512 MiB to 8 GiB. */
+export const SQLITE_HEAP_GATE = "workerd-autogate-increase-sqlite-hard-heap-limit";
+
+/**
+ * workerd caps the SQLite heap of its whole process at 512 MiB, shared by
+ * every database it has open. Locally that process holds every Durable
+ * Object and every D1 database at once, each object's open database keeping
+ * its schema and prepared statements, so a long import into `npm start`
+ * (thousands of user and item objects awake) ran out: `SQLITE_NOMEM` from
+ * objects and from D1, the aggregator's writes refused, the queues backed
+ * up. On Cloudflare objects are spread over many processes. The runtime
+ * miniflare starts gets the gate workerd has for a larger limit (8 GiB, the
+ * soft limit that makes SQLite purge its page caches stays at 128 MiB).
+ */
+export const patchMiniflare = fix(
+  "      extensions,\n      structuredLogging: this.#structuredWorkerdLogs\n    };",
+  `      extensions,\n      autogates: ["${SQLITE_HEAP_GATE}"],\n      structuredLogging: this.#structuredWorkerdLogs\n    };`,
+);
+
 /** Applies each fix to its installed file; a file that is absent (a production install) is skipped. */
 function applyAll() {
   for (const [path, patch] of [
     [BROKER, patchBroker],
     [INSPECTOR_PROXY, patchInspectorProxy],
+    [MINIFLARE, patchMiniflare],
   ]) {
     if (!existsSync(path)) continue;
     const source = readFileSync(path, "utf8");

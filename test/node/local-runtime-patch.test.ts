@@ -1,6 +1,16 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
-import { BROKER, INSPECTOR_BACKLOG, INSPECTOR_PROXY, patchBroker, patchInspectorProxy } from "../../scripts/patch-local-runtime.mjs";
+import {
+  BROKER,
+  INSPECTOR_BACKLOG,
+  INSPECTOR_PROXY,
+  MINIFLARE,
+  SQLITE_HEAP_GATE,
+  patchBroker,
+  patchInspectorProxy,
+  patchMiniflare,
+} from "../../scripts/patch-local-runtime.mjs";
 
 const enqueue = (send: string) =>
   ["  #enqueue(messages, globalDelay = 0) {", "    for (let message of messages) {", "      let fn = () => {", "        this.#messages.push(msg);", `      }, delay = message.delaySecs ?? globalDelay;`, `      ${send}`, "    }", "  }"].join("\n");
@@ -54,5 +64,31 @@ describe("the install step's bound on wrangler dev's inspector backlog", () => {
     // Attached, nothing is dropped: the backlog and every later message reach it in order.
     expect(proxy.sent).toHaveLength(INSPECTOR_BACKLOG + 2000);
     expect(proxy.sent.map((m: { params: { i: number } }) => m.params.i)).toEqual(Array.from({ length: INSPECTOR_BACKLOG + 2000 }, (_, k) => 3000 - INSPECTOR_BACKLOG + k));
+  });
+});
+
+describe("the install step's raise of workerd's SQLite heap limit", () => {
+  const assembled = (...fields: string[]) => ["    return {", "      services: servicesArray,", "      sockets,", ...fields, "    };"].join("\n");
+  const LOGGING = "      structuredLogging: this.#structuredWorkerdLogs";
+
+  it("is in the installed miniflare: the runtime it starts gets the gate", () => {
+    const installed = readFileSync(MINIFLARE, "utf8");
+    expect(installed).toContain(`autogates: ["${SQLITE_HEAP_GATE}"]`);
+    expect(patchMiniflare(installed)).toBe(installed);
+  });
+
+  it("adds the gate to the assembled config once, and leaves code it does not know alone", () => {
+    const patched = patchMiniflare(assembled("      extensions,", LOGGING));
+    expect(patched).toBe(assembled("      extensions,", `      autogates: ["${SQLITE_HEAP_GATE}"],`, LOGGING));
+    expect(patchMiniflare(patched!)).toBe(patched);
+    expect(patchMiniflare(assembled(LOGGING, "      extensions,"))).toBeNull();
+  });
+
+  it("names a gate the pinned workerd has: it ignores one it does not know", () => {
+    const gate = SQLITE_HEAP_GATE.replace(/^workerd-autogate-/, "");
+    expect(gate).not.toBe(SQLITE_HEAP_GATE);
+    // The workerd package's default export is the path of this platform's binary.
+    const binary = readFileSync((createRequire(import.meta.url)("workerd") as { default: string }).default);
+    expect(binary.includes(Buffer.from(gate))).toBe(true);
   });
 });
