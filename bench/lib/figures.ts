@@ -220,6 +220,10 @@ export function costsFigure(costs: Costs, criticalPath: CriticalPath, idle: Idle
         criticalPath.per100,
         verdict(criticalPath.per100, WRITE_GOALS.criticalPer100),
       ),
+      total(
+        `of those, the floor: first sights, items no request had named within PRIVACY_STALE_MS, whose settings a first answer must read (${criticalPath.firstSights.toLocaleString("en-US")})`,
+        criticalPath.floorPer100,
+      ),
       ...(idle
         ? [
             count(`idle for ${idle.seconds} s after the load, in all: queue messages sent`, idle.queueMessages),

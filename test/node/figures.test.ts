@@ -157,6 +157,7 @@ describe("the costs figure of a write run", () => {
     expect(table).toContain("| billed object rows (rows written + alarms set) | 5.96 | 3.39 | 0.00 | 9.35 |  |");
     expect(table).toContain("| billed rows, objects and D1 together |  |  |  | 11.05 | at most 6: not met |");
     expect(table).toContain("(1,128 requests, each phase's first second left out) |  |  |  | 24.02 | at most 1: not met |");
+    expect(table).toContain("whose settings a first answer must read (200) |  |  |  | 17.73 |  |");
     expect(table).not.toContain("idle");
   });
 
