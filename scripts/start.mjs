@@ -13,6 +13,8 @@
 //   PLAUDIT_SCHEDULE       `off`: no cron runs (tests that call /__scheduled themselves);
 //                          `<n>s`: every cron every n seconds instead of at its times (default: at its times)
 //   PLAUDIT_CENTRAL_STORE  `off`: no embedded central store (likers, export and the central rebuild are off)
+//   PLAUDIT_LOG_LEVEL      what `wrangler dev` prints: debug, info, log, warn (default), error or none;
+//                          `info` adds each request, each queue batch and the Worker's info lines
 //   ALTERNATOR_ENDPOINT    (environment or .dev.vars) a real central store: the embedded one is not started
 // Arguments after `--` go to `wrangler dev` unchanged.
 import { spawn, spawnSync } from "node:child_process";
@@ -42,6 +44,9 @@ let worker;
 
 const schedule = process.env.PLAUDIT_SCHEDULE ?? "on";
 if (!/^(on|off|\d+s)$/.test(schedule)) await fail(`PLAUDIT_SCHEDULE is "on", "off" or a number of seconds like "10s", not "${schedule}".`);
+const LOG_LEVELS = ["debug", "info", "log", "warn", "error", "none"];
+const logLevel = process.env.PLAUDIT_LOG_LEVEL ?? "warn";
+if (!LOG_LEVELS.includes(logLevel)) await fail(`PLAUDIT_LOG_LEVEL is one of ${LOG_LEVELS.join(", ")}, not "${logLevel}".`);
 
 if (!readDevVars(devVars).AUTH_SECRET) {
   appendDevVar(devVars, "AUTH_SECRET", randomBytes(32).toString("hex"));
@@ -104,7 +109,7 @@ const args = [
   "--port", port,
   "--persist-to", stateDir,
   "--env-file", devVars,
-  "--log-level", "warn",
+  "--log-level", logLevel,
   "--test-scheduled",
   "--show-interactive-dev-session=false",
   ...extraVars,

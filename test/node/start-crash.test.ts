@@ -59,10 +59,22 @@ describe("a crash of either server of npm start", () => {
     });
     expect(res.status).toBe(200);
     await vi.waitFor(async () => expect(await likers(bearer)).toEqual(["42"]), { timeout: 30_000, interval: 250 });
+    // At the default log level wrangler prints no line per request.
+    expect(server.output()).not.toContain("[wrangler:info] GET /v1/likers");
     await crash(server, "scripts/central-store.mjs");
 
-    server = await npmStart(env);
+    server = await npmStart({ ...env, PLAUDIT_LOG_LEVEL: "info" });
     expect(await likers(bearer)).toEqual(["42"]);
+    await vi.waitFor(() => expect(server!.output()).toContain("[wrangler:info] GET /v1/likers"), { timeout: 10_000, interval: 100 });
     await crash(server, "wrangler-dist/cli.js dev");
   }, 720_000);
+});
+
+describe("npm start's environment", () => {
+  it("refuses an unknown PLAUDIT_LOG_LEVEL before it starts anything", () => {
+    const run = spawnSync(process.execPath, [join(root, "scripts", "start.mjs")], { cwd: root, env: { ...env, PLAUDIT_LOG_LEVEL: "loud" }, encoding: "utf8", timeout: 60_000 });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('PLAUDIT_LOG_LEVEL is one of debug, info, log, warn, error, none, not "loud".');
+    expect(run.stdout).not.toContain("AUTH_SECRET");
+  });
 });
