@@ -130,8 +130,10 @@ async function readOwn(
   if (mine.size === 0) return;
   const edge = await readEdge(rt, [...mine.keys()]);
   for (const [key, read] of edge) reads.set(key, read);
-  flights.land(new Map([...mine].filter(([key]) => edge.has(key))), (key) => edge.get(key));
-  const missing = new Map([...mine].filter(([key]) => !edge.has(key)));
+  const found = new Map<string, Flight<CountRead>>();
+  const missing = new Map<string, Flight<CountRead>>();
+  for (const [key, flight] of mine) (edge.has(key) ? found : missing).set(key, flight);
+  flights.land(found, (key) => edge.get(key));
   if (missing.size === 0) return;
   const group = path ? `${caller} ${path}` : caller;
   if (flights.join(group, missing)) {
@@ -140,7 +142,8 @@ async function readOwn(
     return;
   }
   const read = (async () => {
-    const batch = await flights.gather(group, missing);
+    // A like's answer never holds its read open for others: that turn would be on the path its user waits on.
+    const batch = path === "critical" ? missing : await flights.gather(group, missing);
     try {
       const loaded = await readStore(rt, [...batch.keys()], caller, path);
       flights.land(batch, (key) => loaded.get(key));
