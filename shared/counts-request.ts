@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { COUNTER_TYPES, ITEM_TYPES, type CounterType, type ItemType } from "./counters";
-import { isCanonicalU64 } from "./ids";
+import { u64IdOf } from "./ids";
 import { MAX_BATCH_ITEMS, type CountsRequest } from "./schemas";
 
 type CountsRequestBody = z.output<typeof CountsRequest>;
@@ -9,13 +9,6 @@ const itemTypes: ReadonlySet<unknown> = new Set(ITEM_TYPES);
 const counterTypes: ReadonlySet<unknown> = new Set(COUNTER_TYPES);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** An item id as U64Id takes it: its canonical string, or undefined when U64Id would refuse it. */
-function plainId(value: unknown): string | undefined {
-  if (typeof value === "string") return isCanonicalU64(value) ? value : undefined;
-  if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= Number.MAX_SAFE_INTEGER) return String(value);
-  return undefined;
-}
 
 /**
  * A `POST /v1/counts` body as the CountsRequest schema reads it, without zod:
@@ -33,7 +26,7 @@ export function plainCountsRequest(value: unknown): CountsRequestBody | null {
   const refs: { item_id: string; item_type: ItemType }[] = [];
   for (const item of items) {
     if (!isObject(item)) return null;
-    const id = plainId(item.item_id);
+    const id = u64IdOf(item.item_id);
     if (id === undefined || !itemTypes.has(item.item_type)) return null;
     refs.push({ item_id: id, item_type: item.item_type as ItemType });
   }

@@ -36,6 +36,17 @@ export const U64Id = z
   )
   .meta({ description: "Unsigned 64-bit integer id as a canonical decimal string", example: "456" });
 
+/**
+ * An id as U64Id takes it, without zod: its canonical string, or undefined
+ * when U64Id would refuse it. Kept beside the schema so the two change
+ * together (test/node/counts-request.test.ts checks that they agree).
+ */
+export function u64IdOf(value: unknown): string | undefined {
+  if (typeof value === "string") return isCanonicalU64(value) ? value : undefined;
+  if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= Number.MAX_SAFE_INTEGER) return String(value);
+  return undefined;
+}
+
 /** A uint64 id in a URL (path or query): always text, so only the string form. */
 export const U64IdText = z
   .string({ error: ID_MESSAGE })
