@@ -92,6 +92,12 @@ function workerdProject(name: string, include: string[], bindings: Record<string
     ],
     test: {
       name,
+      // Three files at a time, each in a workerd of its own: most of a file's
+      // time waits on alarms, queue batches and object start-ups, not on CPU.
+      // Ids are drawn so that files sharing a project's central store never
+      // meet on an item (test/workers/helpers.ts freshId).
+      sequence: { groupOrder: 0 },
+      maxWorkers: 3,
       // Generous: CI machines have two cores; no test asserts on time.
       testTimeout: 30_000,
       // The objects' logs go to the runtime's own output, not through Vitest's
@@ -125,6 +131,12 @@ export default defineConfig({
         test: {
           name: "node",
           environment: "node",
+          // After the workerd projects, two at a time: many of these start a
+          // whole `npm start` (wrangler dev, its runtime, a central store, a
+          // browser), which a third beside them, or the workerd files, would
+          // starve of CPU on two cores.
+          sequence: { groupOrder: 1 },
+          maxWorkers: 2,
           include: ["test/node/**/*.test.ts"],
           // Generous, as for the workerd projects: child processes (wrangler, promtool, redocly) are slow on a busy machine.
           testTimeout: 60_000,

@@ -3,11 +3,11 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../bench/lib/server";
 import { signJwt } from "../../shared/jwt";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -24,17 +24,6 @@ let serverLog = "";
 let base: string;
 let browser: BrowserContext | undefined;
 let serviceToken: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolvePort(port));
-    });
-  });
-}
 
 const token = async (sub: string, role?: string) =>
   signJwt({ sub, exp: Math.floor(Date.now() / 1000) + 3600, ...(role ? { role } : {}) }, SECRET);

@@ -1,26 +1,16 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../bench/lib/server";
 import { ENDPOINTS } from "../../workers/openapi/registry";
 
 // Debian's chromium. A missing browser fails the test rather than skipping it:
 // a skipped check looks, in a summary, like a passed one.
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((path) => existsSync(path));
 const root = resolve(import.meta.dirname, "../..");
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-    server.on("error", fail);
-  });
-}
 
 async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 240; i++) {

@@ -5,14 +5,22 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { connect } from "node:net";
 import { resolve } from "node:path";
 import { expect, vi } from "vitest";
+import { freePort } from "../../bench/lib/server";
 
 export const root = resolve(import.meta.dirname, "../..");
 
 export type NpmStart = { process: ChildProcess; group: number; output: () => string };
 
-/** Starts `npm start` with this environment and waits for its banner (two D1 migrations and wrangler dev: a minute alone, several on a busy machine). */
+/**
+ * Starts `npm start` with this environment and waits for its banner (two D1
+ * migrations and wrangler dev: a minute alone, several on a busy machine).
+ * Its inspector gets a port of its own: wrangler's default (9229) goes to
+ * whichever server of the files running side by side asks first, so a test
+ * could see it taken again after its own server freed it.
+ */
 export async function npmStart(env: NodeJS.ProcessEnv): Promise<NpmStart> {
-  const child = spawn("npm", ["start"], { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const inspector = await freePort();
+  const child = spawn("npm", ["start", "--", "--inspector-port", String(inspector)], { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
