@@ -72,7 +72,8 @@ off, ${int(b.items)} items with Zipf exponent ${b.zipf}, ${b.feedsPerSecond} fee
 ${num(b.d1QueriesPerFeed)} D1 queries and ${num(b.d1RowsReadPerFeed)} D1 rows read per feed. The model,
 given the same conditions, gives ${predicted.d1QueriesPerFeed.toFixed(3)} D1 queries per feed (M = ${predicted.itemMissRate.toFixed(3)},
 ${num(predicted.d1ItemsPerFeed)} items read from D1 per feed) and so ${num(rowsPerItem)} rows read per item
-asked, the two rows docs/reads.md states (the item's JSON parameter and its row).
+asked, the four docs/reads.md states (the item's JSON parameter, walked by both of
+the query's lookups, and its count and settings rows).
 The test recomputes both. At K = 1 a store read is one D1 query, so the counted
 D1 queries per feed are the store reads per feed.
 
