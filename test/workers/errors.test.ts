@@ -1,3 +1,4 @@
+import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { signJwt } from "../../shared/jwt";
 import { call, freshId, json, newUser, SECRETS, tokenFor } from "./helpers";
@@ -68,6 +69,17 @@ describe("the error table, in the order the API promises", () => {
       413,
       "payload_too_large",
     );
+  });
+
+  it("answers 413 for a body over 16 KiB that declares a shorter length", async () => {
+    const { token } = await newUser();
+    const body = JSON.stringify({ item_id: "1", item_type: "post", padding: "x".repeat(20 * 1024) });
+    const res = await SELF.fetch("https://plaudit.test/v1/like", {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": "40" },
+      body,
+    });
+    await expectError(res, 413, "payload_too_large");
   });
 
   it("answers 415 for a body that is not application/json", async () => {
