@@ -10,7 +10,7 @@ import { resetBreakers } from "../../workers/stores/breakers";
 import { edgePut } from "../../workers/reads/edge-cache";
 import { call, freshId, json, like, newUser, tokenFor } from "./helpers";
 import { sample, scrape, total } from "./metrics-exposition";
-import { readMany } from "../../workers/reads/count-reader";
+import { readCounts, readMany } from "../../workers/reads/count-reader";
 import { withVars } from "./idp";
 import { central } from "./pipeline-helpers";
 import { MAX_ROUND_TRIPS, readBookmark } from "../../workers/stores/item-counts";
@@ -171,6 +171,19 @@ describe("feed reads", () => {
     expect(after.miss - before.miss).toBe(all.length);
     expect(after.flight - before.flight).toBe(4 * shared.length);
     expect(after.objectCalls - before.objectCalls).toBe(0);
+  });
+
+  it("reads each like's answer from the store at once, never in a read held open for others", async () => {
+    // Five likes' answers missing the caches in the same turn: joined, they would be one store read.
+    const keys = Array.from({ length: 5 }, () => `post:${freshId()}`);
+    const liked = new Map(keys.map((key, i) => [key, i + 1]));
+    await storeCounts(liked);
+    const rt = { env: withVars({ READ_CACHE_EDGE_TTL_MS: "0" }), ctx: createExecutionContext() };
+    const storeReads = async () => total(await scrape(service), "plaudit_store_reads_total", (labels) => labels.caller === "write_answer");
+    const before = await storeReads();
+    const answers = await Promise.all(keys.map((key) => readCounts(rt, key, "write_answer", "critical")));
+    answers.forEach((answer, i) => expect(answer.counts.likes).toBe(liked.get(keys[i]!)));
+    expect((await storeReads()) - before).toBe(keys.length);
   });
 
   it("caches an untouched item like any other, and wakes no object for it", async () => {

@@ -136,14 +136,17 @@ async function readOwn(
   flights.land(found, (key) => edge.get(key));
   if (missing.size === 0) return;
   const group = path ? `${caller} ${path}` : caller;
-  if (flights.join(group, missing)) {
+  // A like's answer (the critical path) reads at once and alone: holding its
+  // read open a turn for others would add that turn to its user's wait, and
+  // no read of that path is ever held open for it to join.
+  const shared = path !== "critical";
+  if (shared && flights.join(group, missing)) {
     // The reader that took them in counted their misses: waiting for it here is no flight hit.
     await Promise.all([...missing].map(async ([key, flight]) => reads.set(key, (await waitForFlight(flight)) ?? (await lastKnownRead(key, lastKnownCopy)))));
     return;
   }
   const read = (async () => {
-    // A like's answer never holds its read open for others: that turn would be on the path its user waits on.
-    const batch = path === "critical" ? missing : await flights.gather(group, missing);
+    const batch = shared ? await flights.gather(group, missing) : missing;
     try {
       const loaded = await readStore(rt, [...batch.keys()], caller, path);
       flights.land(batch, (key) => loaded.get(key));
