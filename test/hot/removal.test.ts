@@ -97,7 +97,7 @@ describe("removing a user", () => {
       [`post:${after}`, afterWave.length],
       ...cold.map((id, i): [string, number] => [`post:${id}`, i < 10 ? others.length : 0]),
     ]);
-    await inTurn([...expected.keys()].map((key) => () => settled(key, 30_000)));
+    await inTurn([...expected.keys()].map((key) => () => settled(key, SETTLE_MS)));
 
     const started = await call("DELETE", `/v1/admin/users/${victim.id}`, { token: await service() });
     expect(started.status).toBe(200);
