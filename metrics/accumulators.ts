@@ -1,4 +1,6 @@
-import type { AccumulatorRead, MetricsRead, Window } from "./protocol";
+import { config } from "../shared/config";
+import { withDeadline } from "../shared/deadline";
+import type { AccumulatorRead, FlushBatch, MetricsRead, Window } from "./protocol";
 import { mergeAll, type Series } from "./series";
 
 /**
@@ -31,8 +33,17 @@ function hash(text: string): number {
   return h >>> 0;
 }
 
-export function accumulatorFor(env: Env, source: string) {
-  return accumulator(env, hash(source) % METRICS_ACCUMULATORS);
+/**
+ * Sends an isolate's batches to its accumulator under the object-call
+ * deadline, as every object call has one: a hung accumulator must not hold
+ * the request whose waitUntil flushes, nor a reader of /metrics, which
+ * flushes first. Safe to give up on: a batch is applied once, however often
+ * it is resent. Not counted in plaudit_object_calls_total, unlike the calls
+ * of durable-objects/lib/object-calls.ts: a flush that counted itself would
+ * always leave something new to flush, and an idle isolate would never stop.
+ */
+export async function mergeInto(env: Env, source: string, batches: readonly FlushBatch[]): Promise<void> {
+  await withDeadline(accumulator(env, hash(source) % METRICS_ACCUMULATORS).merge(batches), config(env).OBJECT_CALL_TIMEOUT_MS, "metrics_accumulator.merge");
 }
 
 function window(reads: AccumulatorRead[], pick: (r: AccumulatorRead) => { since: number; series: Series[] }): Window {
@@ -43,11 +54,15 @@ function window(reads: AccumulatorRead[], pick: (r: AccumulatorRead) => { since:
 }
 
 /**
- * Reads and merges all accumulators. Throws if any cannot be read: a partial
- * sum would look to Prometheus like counters going backwards.
+ * Reads and merges all accumulators, each under the object-call deadline.
+ * Throws if any cannot be read in time: a partial sum would look to
+ * Prometheus like counters going backwards.
  */
 export async function readAllAccumulators(env: Env): Promise<MetricsRead> {
-  const reads = await Promise.all(Array.from({ length: METRICS_ACCUMULATORS }, (_, i) => accumulator(env, i).read()));
+  const deadline = config(env).OBJECT_CALL_TIMEOUT_MS;
+  const reads = await Promise.all(
+    Array.from({ length: METRICS_ACCUMULATORS }, (_, i) => withDeadline(accumulator(env, i).read(), deadline, "metrics_accumulator.read")),
+  );
   return {
     totals: mergeAll(new Map(), reads.flatMap((r) => r.totals)),
     recent: window(reads, (r) => r.recent),

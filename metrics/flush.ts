@@ -2,7 +2,7 @@ import { log } from "../shared/log";
 import type { FlushBatch } from "./protocol";
 import { writeAnalytics } from "./analytics";
 import { metrics } from "./recorder";
-import { accumulatorFor } from "./accumulators";
+import { mergeInto } from "./accumulators";
 
 /** An isolate sends its metrics at most this often (plus `/metrics` reads, which flush first). */
 const FLUSH_INTERVAL_MS = 1_000;
@@ -66,7 +66,7 @@ export async function flushNow(env: Env): Promise<void> {
   if (unsent.length === 0) return;
   const sending = [...unsent];
   try {
-    await accumulatorFor(env, sourceId()).merge(sending);
+    await mergeInto(env, sourceId(), sending);
     unsent = unsent.filter((batch) => !sending.includes(batch));
   } catch (error) {
     log("warn", "metrics_flush_failed", { error: String(error) });

@@ -12,8 +12,10 @@ export type ObjectLabel = "user_likes" | "item_counter" | "item_shard" | "live_h
  * Wraps a stub so that every method called through it (an RPC call, or
  * fetch), from the Worker or from another object:
  * - counts once in `plaudit_object_calls_total{caller,object}`: every object
- *   call plaudit makes is made through here, so the counter is the cost of a
- *   route or an object's work in object requests, the unit Cloudflare bills;
+ *   call plaudit makes is made through here (but the metrics accumulators',
+ *   metrics/accumulators.ts, which have their own deadline and no count), so
+ *   the counter is the cost of a route or an object's work in object
+ *   requests, the unit Cloudflare bills;
  * - has a deadline (OBJECT_CALL_TIMEOUT_MS unless the caller gives its own):
  *   a hung object must not hang the request or the object waiting on it; the
  *   call is not cancelled, which is safe because every object method is

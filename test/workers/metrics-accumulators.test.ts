@@ -1,12 +1,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { FlushBatch } from "../../metrics/protocol";
 import { Recorder } from "../../metrics/recorder";
 import { accumulator, METRICS_ACCUMULATORS } from "../../metrics/accumulators";
 import { call, freshId, like, newUser, tokenFor } from "./helpers";
 import { sample, scrape } from "./metrics-exposition";
-import { failNext, loseReplies as loseRepliesOf } from "./fault-points";
+import { failNext, hold, loseReplies as loseRepliesOf, release } from "./fault-points";
 
 let service: string;
 
@@ -74,6 +74,36 @@ describe("merging the accumulators", () => {
     const res = await call("GET", "/metrics", { token: service });
     expect(res.status).toBe(503);
     expect(((await res.json()) as { error: string }).error).toBe("unavailable");
+  });
+
+  it("answers 503 at the deadline when an accumulator hangs, and reads again once it answers", async () => {
+    await runInDurableObject(accumulator(env, 5), (instance) => hold(instance, "read"));
+    const held = await call("GET", "/metrics", { token: service });
+    await runInDurableObject(accumulator(env, 5), (instance) => release(instance, "read"));
+    expect(held.status).toBe(503);
+    expect(((await held.json()) as { error: string }).error).toBe("unavailable");
+    expect((await call("GET", "/metrics", { token: service })).status).toBe(200);
+  });
+
+  it("still reads when the accumulators hang on a flush, and counts the flushed requests once they answer", async () => {
+    const merges = (held: boolean) =>
+      Promise.all(
+        Array.from({ length: METRICS_ACCUMULATORS }, (_, i) =>
+          runInDurableObject(accumulator(env, i), (instance) => (held ? hold(instance, "merge") : release(instance, "merge"))),
+        ),
+      );
+    const liked = async () => sample(await scrape(service), "plaudit_toggle_outcomes_total", { counter: "likes", outcome: "liked" });
+    const before = await liked();
+    await merges(true);
+    const user = await newUser();
+    expect((await like(user.token, freshId())).status).toBe(200);
+    // The read flushes first; its flush gives up at the deadline and the read goes on.
+    const during = await call("GET", "/metrics", { token: service });
+    await merges(false);
+    expect(during.status).toBe(200);
+    // The held merges then run, and the isolate resends what they carried: each batch applied once.
+    await vi.waitFor(async () => expect(await liked()).toBe(before + 1), { timeout: 20_000, interval: 200 });
+    expect(await liked()).toBe(before + 1);
   });
 
   it("counts a flush whose reply was lost once, when the isolate resends it", async () => {
