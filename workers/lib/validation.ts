@@ -21,7 +21,7 @@ function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.
 async function readCapped(request: Request): Promise<Uint8Array> {
   const length = request.headers.get("content-length");
   const declared = Number(length);
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) throw tooLarge();
+  if (Number.isFinite(declared) && overCap(declared)) throw tooLarge();
   if (!request.body) return new Uint8Array();
   // A body of a declared length within the cap is read whole in one native
   // call (a feed sends one on every read). Over HTTP the length frames the
@@ -30,7 +30,7 @@ async function readCapped(request: Request): Promise<Uint8Array> {
   // read chunk by chunk and cut at the cap.
   if (length !== null && Number.isInteger(declared) && declared >= 0) {
     const bytes = new Uint8Array(await request.arrayBuffer());
-    if (bytes.byteLength > MAX_BODY_BYTES) throw tooLarge();
+    if (overCap(bytes.byteLength)) throw tooLarge();
     return bytes;
   }
   const reader = request.body.getReader();
@@ -40,7 +40,7 @@ async function readCapped(request: Request): Promise<Uint8Array> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
+    if (overCap(size)) {
       await reader.cancel();
       throw tooLarge();
     }
@@ -54,6 +54,9 @@ async function readCapped(request: Request): Promise<Uint8Array> {
   }
   return bytes;
 }
+
+/** The one rule of the cap, for a body's declared length, its whole length, or what was read of it so far. */
+const overCap = (bytes: number) => bytes > MAX_BODY_BYTES;
 
 const tooLarge = () =>
   new ApiError(413, "payload_too_large", `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
