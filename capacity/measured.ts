@@ -78,6 +78,7 @@ function feedBench(run: BenchReport, feed: Costs | undefined): FeedBench {
     zipf: value(run.options?.zipf, "zipf"),
     feedsPerSecond: value(ops, "opsPerSecond"),
     feeds: pick(feed, "requests", "the feed report"),
+    connections: value(run.options?.connections, "connections"),
     countDatabases: Number(vars.COUNT_DATABASES ?? 1),
     memoryTtlMs: Number(vars.READ_CACHE_MEMORY_TTL_MS ?? ConfigSchema.parse({}).READ_CACHE_MEMORY_TTL_MS),
     edgeTtlMs: Number(vars.READ_CACHE_EDGE_TTL_MS ?? 0),

@@ -91,6 +91,8 @@ export type FeedBench = {
   feedsPerSecond: number;
   /** Feeds served while the costs were counted. */
   feeds: number;
+  /** Feeds the bench kept in flight at once: above one, feeds that miss together may share a store read. */
+  connections: number;
   countDatabases: number;
   memoryTtlMs: number;
   edgeTtlMs: number;

@@ -1,7 +1,7 @@
 // The read path, latency, availability and background-pass sections of
 // docs/capacity.md: every figure computed from the inputs.
 import { pathEstimate, type LatencyInputs, type PathEstimate } from "./latency";
-import { benchReadPath, cacheLifetimesS, d1RowsPerItem, readItems, type Measured, type Prices, type ShapeResult, type Tier, type Workload } from "./model";
+import { benchReadPath, cacheLifetimesS, d1RowsPerItem, readItems, type FeedBench, type Measured, type Prices, type ShapeResult, type Tier, type Workload } from "./model";
 import { defaultSettings, passes, perUnit, type PassInputs } from "./passes";
 import { MAX_STORE_ROUND_TRIPS } from "./reads";
 
@@ -28,6 +28,15 @@ export type TierResult = { tier: Tier; result: ShapeResult };
 /** The feed benches' conditions run through the same read model, next to what the benches counted. */
 export function benchCheck(m: Measured) {
   return { predicted: benchReadPath(m.feedBench), rowsPerItem: d1RowsPerItem(m), spread: benchReadPath(m.spreadFeedBench) };
+}
+
+/** How many feeds the two checks' bench runs kept in flight, as their reports say, and what that means for the model. */
+function checksRan(b: FeedBench, k: FeedBench): string {
+  const atOnce = (bench: FeedBench) =>
+    bench.connections === 1 ? "one feed at a time, where nothing is shared" : `${bench.connections} feeds at a time, where feeds may share a read and the model counts more`;
+  return b.connections === k.connections
+    ? `the checks below (K = ${b.countDatabases} and K = ${k.countDatabases}) ran ${atOnce(b)}`
+    : `the check below at K = ${b.countDatabases} ran ${atOnce(b)}, the one at K = ${k.countDatabases} ${atOnce(k)}`;
 }
 
 export function readSection(shapes: ShapeResult[], tiers: TierResult[], w: Workload, m: Measured): string {
@@ -60,8 +69,7 @@ Feeds that miss at the same moment in one isolate share a store read
 (docs/reads.md): their misses go in one read of up to 100 items. The model
 leaves that out, so at many concurrent feeds per isolate it counts more store
 reads than are made: an upper bound. docs/benchmarks.md gives the counted D1
-queries per feed at 4, 16 and 32 concurrent feeds; the checks below are run
-one feed at a time, where nothing is shared.
+queries per feed at 4, 16 and 32 concurrent feeds; ${checksRan(b, k)}.
 
 The popularity is the customer's: over the liked items, the Zipf exponent s
 under which the top ${w.reads.topItemShare.value * 100} % of items take ${w.assumptions.hotShareOfLikes.value * 100} % of the likes.

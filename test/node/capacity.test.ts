@@ -27,6 +27,14 @@ describe("the capacity model", () => {
     expect(readFileSync(resolve(root, "docs/capacity.md"), "utf8")).toBe(renderCapacity(workload, measured, prices, latency, passInputs));
   });
 
+  it("says how many feeds its checks' bench runs kept in flight as their reports say, not as a fixed sentence", () => {
+    // The committed reports ran one feed at a time (the committed page says so: the test above); here the first ran 16.
+    const page = renderCapacity(workload, { ...measured, feedBench: { ...measured.feedBench, connections: 16 } }, prices, latency, passInputs);
+    expect(page).toContain("the check below at K = 1 ran 16 feeds at a time, where feeds may share a read and the model counts more, the one at K = 4 one feed at a time");
+    expect(page).not.toContain("ran one feed at a time, where nothing is shared.");
+    expect(readFileSync(resolve(root, "docs/capacity.md"), "utf8")).toContain("the checks below (K = 1 and K = 4) ran one feed at a time, where nothing is shared.");
+  });
+
   it("costs twice as much in usage-billed lines at twice the load", () => {
     const base = workload.shapes[0]!;
     const one = evaluate(base, workload, measured, prices);
