@@ -65,8 +65,25 @@ export function sumTo(n: number, f: (i: number) => number): number {
   return sum;
 }
 
+/**
+ * A pure function of numbers that remembers its answers: a page asks for the
+ * same few shapes (items, exponent, feed size) at many loads, and each answer
+ * takes tens of sums over up to 10^10 items.
+ */
+function remembered<A extends number[], R>(f: (...args: A) => R): (...args: A) => R {
+  const known = new Map<string, R>();
+  return (...args: A) => {
+    const key = args.join(":");
+    const hit = known.get(key);
+    if (hit !== undefined) return hit;
+    const answer = f(...args);
+    known.set(key, answer);
+    return answer;
+  };
+}
+
 /** The Zipf exponent s under which the top `topShare` of `n` items take `share` of the accesses. */
-export function zipfExponentFor(n: number, topShare: number, share: number): number {
+export const zipfExponentFor = remembered((n: number, topShare: number, share: number): number => {
   const top = Math.max(1, Math.round(n * topShare));
   const shareAt = (s: number) => sumTo(top, (i) => i ** -s) / sumTo(n, (i) => i ** -s);
   let lo = 0;
@@ -77,7 +94,7 @@ export function zipfExponentFor(n: number, topShare: number, share: number): num
     else hi = mid;
   }
   return (lo + hi) / 2;
-}
+});
 
 /**
  * A lifetime cache (filled on a miss, trusted for T): with reads arriving at
@@ -113,6 +130,23 @@ function binomial(n: number, p: number): number[] {
 }
 
 /**
+ * The Zipf sum's norm and the c for which Σ π_i = F (π_i = 1 - exp(-c p_i)),
+ * found by bisection: they depend on the items, the exponent and the feed's
+ * size only, not on the load or the caches.
+ */
+const feedShape = remembered((items: number, zipf: number, f: number): { norm: number; c: number } => {
+  const norm = sumTo(items, (i) => i ** -zipf);
+  let lo = f;
+  let hi = f * 1e6;
+  for (let step = 0; step < 80; step++) {
+    const mid = Math.sqrt(lo * hi);
+    if (sumTo(items, (i) => 1 - Math.exp(-mid * (i ** -zipf / norm))) < f) lo = mid;
+    else hi = mid;
+  }
+  return { norm, c: Math.sqrt(lo * hi) };
+});
+
+/**
  * The read path for a load:
  *  - item i is in a feed with probability π_i = 1 - exp(-c p_i) (Zipf p_i, c
  *    such that Σ π_i = the feed's items: distinct items per feed), read at
@@ -127,16 +161,8 @@ function binomial(n: number, p: number): number[] {
  */
 export function readPath(load: ReadLoad): ReadPath {
   const { items, zipf, feedItems: f } = load;
-  const norm = sumTo(items, (i) => i ** -zipf);
+  const { norm, c } = feedShape(items, zipf, f);
   const p = (i: number) => i ** -zipf / norm;
-  let lo = f;
-  let hi = f * 1e6;
-  for (let step = 0; step < 80; step++) {
-    const mid = Math.sqrt(lo * hi);
-    if (sumTo(items, (i) => 1 - Math.exp(-mid * p(i))) < f) lo = mid;
-    else hi = mid;
-  }
-  const c = Math.sqrt(lo * hi);
   const missed = sumTo(items, (i) => {
     const inFeed = 1 - Math.exp(-c * p(i));
     const rate = load.feedsPerSecond * inFeed;
