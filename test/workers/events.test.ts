@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { config } from "../../shared/config";
 import { call, freshId, json, newUser } from "./helpers";
 
@@ -124,7 +124,8 @@ describe("saves", () => {
       user_saved: false,
     });
     expect((await json(await save(user.token, id, "DELETE"))).status).toBe("not_saved");
-    expect((await itemStub(`reel:${id}`).read()).counts.saves).toBe(0);
+    // The answer comes after the user's commit; the item side applies the unsave a moment later.
+    await vi.waitFor(async () => expect((await itemStub(`reel:${id}`).read()).counts.saves).toBe(0), { timeout: 10_000, interval: 50 });
   });
 
   it("counts one save from 20 concurrent saves by one user, and keeps likes apart", async () => {
