@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import type { TestProject } from "vitest/node";
 
-type Server = HttpServer & { address(): AddressInfo };
+type Server = Omit<HttpServer, "address"> & { address(): AddressInfo };
 const dynalite = createRequire(import.meta.url)("dynalite") as (options: Record<string, number>) => Server;
 
 declare module "vitest" {
