@@ -2,7 +2,7 @@ import { connect } from "node:net";
 import { describe, expect, it, vi } from "vitest";
 import setup from "./dynalite-setup";
 
-describe("the tests' central store", () => {
+describe("the central store of the tests and of npm start (scripts/central-store.mjs)", () => {
   it("drops a request whose client went away mid-body, and goes on answering", async () => {
     let endpoint = "";
     const stop = await setup({ provide: (_: string, value: string) => (endpoint = value) } as never);

@@ -1,13 +1,11 @@
-// Starts a real DynamoDB-API server (dynalite, in memory) on a free
-// 127.0.0.1 port for the test run, and gives its endpoint to the workers
-// project, whose Worker uses it as the central store.
-import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { createRequire } from "node:module";
+// Starts a real DynamoDB-API server (scripts/central-store.mjs: dynalite, in
+// memory) on a free 127.0.0.1 port for a project, and gives its endpoint to
+// the project's Worker, which uses it as the central store. It runs in a
+// process of its own: in Vitest's main process its work would queue behind
+// the module graphs that process serves to every test file at once.
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
-
-type Server = Omit<HttpServer, "address"> & { address(): AddressInfo };
-const dynalite = createRequire(import.meta.url)("dynalite") as (options: Record<string, number>) => Server;
 
 declare module "vitest" {
   interface ProvidedContext {
@@ -15,26 +13,24 @@ declare module "vitest" {
   }
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  droppingAbortedRequests(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  project.provide("alternatorEndpoint", `http://127.0.0.1:${server.address().port}`);
-  return async () => await new Promise<void>((resolve) => server.close(() => resolve()));
-}
+const SCRIPT = resolve(import.meta.dirname, "../../scripts/central-store.mjs");
 
-/**
- * dynalite throws from a request's "error" event, so a client that goes
- * away mid-request (a call cut off at its deadline, an object aborted by a
- * test) took the whole test run's process down with ECONNRESET. Its handler
- * still answers every request; a request whose client went away is dropped.
- */
-function droppingAbortedRequests(server: Server): void {
-  const handlers = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
-  server.removeAllListeners("request");
-  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-    for (const handle of handlers) handle.call(server, req, res);
-    req.removeAllListeners("error");
-    req.on("error", () => res.destroy());
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const store = spawn(process.execPath, [SCRIPT], { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise<void>((done) => store.once("exit", () => done()));
+  const endpoint = await new Promise<string>((listening, failed) => {
+    let output = "";
+    store.stdout!.on("data", (chunk) => {
+      output += chunk;
+      const line = /^listening (\S+)$/m.exec(output);
+      if (line) listening(line[1]!);
+    });
+    store.once("exit", (code) => failed(new Error(`the tests' central store exited (${code}) before it listened: ${output}`)));
   });
+  project.provide("alternatorEndpoint", endpoint);
+  return async () => {
+    // Closing its stdin is the store's signal to stop (it also stops if this process dies).
+    store.stdin!.end();
+    await exited;
+  };
 }
