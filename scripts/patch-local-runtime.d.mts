@@ -7,3 +7,6 @@ export function patchInspectorProxy(source: string): string | null;
 export const MINIFLARE: string;
 export const SQLITE_HEAP_GATE: string;
 export function patchMiniflare(source: string): string | null;
+export function patchMiniflareSocket(source: string): string | null;
+export const TEST_POOL: string;
+export function patchTestPoolStrings(source: string): string | null;

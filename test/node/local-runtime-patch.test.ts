@@ -7,9 +7,12 @@ import {
   INSPECTOR_PROXY,
   MINIFLARE,
   SQLITE_HEAP_GATE,
+  TEST_POOL,
   patchBroker,
   patchInspectorProxy,
   patchMiniflare,
+  patchMiniflareSocket,
+  patchTestPoolStrings,
 } from "../../scripts/patch-local-runtime.mjs";
 
 const enqueue = (send: string) =>
@@ -90,5 +93,80 @@ describe("the install step's raise of workerd's SQLite heap limit", () => {
     // The workerd package's default export is the path of this platform's binary.
     const binary = readFileSync((createRequire(import.meta.url)("workerd") as { default: string }).default);
     expect(binary.includes(Buffer.from(gate))).toBe(true);
+  });
+});
+
+describe("the install step's uncompressed sockets from miniflare to its runtime", () => {
+  const opening = (...options: string[]) =>
+    ["    const ws = new import_ws2.default(url38, protocols, {", ...options, "      headers: Object.fromEntries(headers.entries()),", "    });"].join("\n");
+  const FOLLOW = '      followRedirects: request4.redirect === "follow",';
+
+  it("is in the installed miniflare", () => {
+    const installed = readFileSync(MINIFLARE, "utf8");
+    expect(installed).toContain(`perMessageDeflate: false,\n${FOLLOW}`);
+    expect(patchMiniflareSocket(installed)).toBe(installed);
+  });
+
+  it("turns compression off once, and leaves code it does not know alone", () => {
+    const patched = patchMiniflareSocket(opening(FOLLOW));
+    expect(patched).toBe(opening("      perMessageDeflate: false,", FOLLOW));
+    expect(patchMiniflareSocket(patched!)).toBe(patched);
+    expect(patchMiniflareSocket(opening("      followRedirects: true,"))).toBeNull();
+  });
+});
+
+describe("the install step's native string escaping in the test pool", () => {
+  // devalue's escaping as the pinned pool has it, with the helper it calls.
+  const ESCAPER = `function get_escaped_char(char) {
+\tswitch (char) {
+\t\tcase "\\"": return "\\\\\\"";
+\t\tcase "<": return "\\\\u003C";
+\t\tcase "\\\\": return "\\\\\\\\";
+\t\tcase "\\n": return "\\\\n";
+\t\tcase "\\r": return "\\\\r";
+\t\tcase "\\t": return "\\\\t";
+\t\tcase "\\b": return "\\\\b";
+\t\tcase "\\f": return "\\\\f";
+\t\tcase "\\u2028": return "\\\\u2028";
+\t\tcase "\\u2029": return "\\\\u2029";
+\t\tdefault: return char < " " ? \`\\\\u\${char.charCodeAt(0).toString(16).padStart(4, "0")}\` : "";
+\t}
+}
+function stringify_string(str) {
+\tlet result = "";
+\tlet last_pos = 0;
+\tconst len = str.length;
+\tfor (let i = 0; i < len; i += 1) {
+\t\tconst char = str[i];
+\t\tconst replacement = get_escaped_char(char);
+\t\tif (replacement) {
+\t\t\tresult += str.slice(last_pos, i) + replacement;
+\t\t\tlast_pos = i + 1;
+\t\t}
+\t}
+\treturn \`"\${last_pos === 0 ? str : result + str.slice(last_pos)}"\`;
+}`;
+  const compile = (source: string) => new Function(`${source}\nreturn stringify_string;`)() as (str: string) => string;
+  const SAMPLES = ["", "plain", 'a "quoted" <b>\\path\\</b>', "lines\n\r\ttabs\b\f\u0001\u001f", "sep\u2028par\u2029", "lone \ud800 surrogate", "é ☃ 👍"];
+
+  it("is in the installed pool", () => {
+    const installed = readFileSync(TEST_POOL, "utf8");
+    expect(installed).toContain("function stringify_string(str) {\n\treturn JSON.stringify(str)");
+    expect(patchTestPoolStrings(installed)).toBe(installed);
+  });
+
+  it("escapes so that every string reads back the same as with devalue's own escaping, once, and leaves code it does not know alone", () => {
+    const patched = patchTestPoolStrings(ESCAPER);
+    expect(patched).not.toBeNull();
+    expect(patchTestPoolStrings(patched!)).toBe(patched);
+    expect(patchTestPoolStrings(ESCAPER.replace('\tlet result = "";', '\tlet out = "";'))).toBeNull();
+    const [original, native] = [compile(ESCAPER), compile(patched!)];
+    for (const sample of SAMPLES) {
+      expect(JSON.parse(original(sample))).toBe(sample);
+      expect(JSON.parse(native(sample))).toBe(sample);
+      // What devalue escapes beyond JSON stays escaped: the output can sit inside a <script> and a JavaScript string.
+      expect(native(sample)).not.toMatch(/[<\u2028\u2029]/);
+    }
+    expect(native('x<y')).toBe(original('x<y'));
   });
 });
