@@ -67,6 +67,6 @@ describe("an item whose N grows", () => {
     expect(homes.some((home, i) => home !== childFor(everyone[i]!.id, GROWN))).toBe(true);
     // The item is counted at its largest N: it grows no further.
     expect((await describeItem(key)).shards).toBe(GROWN);
-    // Its waits (the split, the load, the deliveries, the reports) add up past the project's 30 s on a slow machine.
-  }, 120_000);
+    // Its waits (the split, the load, the deliveries, the reports) add up past the project's limit on a loaded machine.
+  }, 300_000);
 });

@@ -51,9 +51,16 @@ export async function likeBelowHotRate(likers: readonly User[], id: string): Pro
   expect(await delivered(likers.map((u) => u.id))).toBe(true);
 }
 
+/**
+ * How long a helper below waits for the system to settle: a few seconds on a
+ * quiet machine, many more on a loaded one (two cores, three test files and
+ * their runtimes at once), where a crash's redeliveries wait their turn.
+ */
+const SETTLE_MS = 60_000;
+
 /** Waits for the children's reports to bring the head's likes to `expected`, checking it never goes negative. */
 export async function settledLikes(key: string, expected: number): Promise<number> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + SETTLE_MS;
   let likes = -1;
   while (Date.now() < deadline) {
     likes = (await head(key).read()).counts.likes;
@@ -69,7 +76,7 @@ export async function settledLikes(key: string, expected: number): Promise<numbe
  * every cool window, and merges once the rate stayed low for a whole one.
  */
 export async function cooled(key: string): Promise<boolean> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + SETTLE_MS;
   while (Date.now() < deadline) {
     if (!(await describeItem(key)).hot) return true;
     await sleep(200);
@@ -95,7 +102,7 @@ export async function headEdges(key: string): Promise<{ held: number; moved: num
 
 /** Waits until a hot head has handed every edge it held over to its children. */
 export async function handedOver(key: string): Promise<boolean> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + SETTLE_MS;
   while (Date.now() < deadline) {
     const edges = await headEdges(key);
     if (edges.held === 0 && !edges.handing) return true;
@@ -106,7 +113,7 @@ export async function handedOver(key: string): Promise<boolean> {
 
 /** Waits until these users' objects have delivered everything in their outboxes. */
 export async function delivered(ids: readonly string[]): Promise<boolean> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + SETTLE_MS;
   while (Date.now() < deadline) {
     const pending = await Promise.all(ids.map((id) => user(id).pendingDeliveries()));
     if (pending.every((n) => n === 0)) return true;
