@@ -68,15 +68,18 @@ export function sumTo(n: number, f: (i: number) => number): number {
 /**
  * A pure function of numbers that remembers its answers: a page asks for the
  * same few shapes (items, exponent, feed size) at many loads, and each answer
- * takes tens of sums over up to 10^10 items.
+ * takes tens of sums over up to 10^10 items. It keeps the latest `limit`
+ * answers, so a caller sweeping many shapes does not grow it without end.
  */
-function remembered<A extends number[], R>(f: (...args: A) => R): (...args: A) => R {
+export function remembered<A extends number[], R>(f: (...args: A) => R, limit = 256): (...args: A) => R {
   const known = new Map<string, R>();
   return (...args: A) => {
     const key = args.join(":");
     const hit = known.get(key);
     if (hit !== undefined) return hit;
     const answer = f(...args);
+    // Maps keep insertion order: the first key is the oldest answer.
+    if (known.size >= limit) known.delete(known.keys().next().value!);
     known.set(key, answer);
     return answer;
   };

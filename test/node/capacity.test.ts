@@ -6,7 +6,7 @@ import { pathEstimate, type LatencyInputs } from "../../capacity/latency";
 import { cacheLifetimesS, evaluate, evaluateTier, limitsCrossed, needs, rates, shapeReadPath, tierShape, type Measured, type Prices, type Workload } from "../../capacity/model";
 import { measuredFromReports } from "../../capacity/measured";
 import { defaultSettings, paceBounds, passes, perUnit, priceOf, spare, type PassInputs } from "../../capacity/passes";
-import { databasesSpanned, MAX_STORE_ROUND_TRIPS, readPath, sumTo, ttlHitRate, zipfExponentFor } from "../../capacity/reads";
+import { databasesSpanned, MAX_STORE_ROUND_TRIPS, readPath, remembered, sumTo, ttlHitRate, zipfExponentFor } from "../../capacity/reads";
 import { renderCapacity } from "../../capacity/render";
 import { benchCheck } from "../../capacity/render-sections";
 
@@ -246,3 +246,19 @@ function lnChoose(n: number, k: number): number {
   for (let j = 1; j <= k; j++) sum += Math.log((n - k + j) / j);
   return sum;
 }
+
+describe("the capacity model's memory of its costly answers", () => {
+  it("answers a repeated question without computing it again, and keeps only the latest answers", () => {
+    const asked: string[] = [];
+    const square = remembered((a: number, b: number) => {
+      asked.push(`${a}:${b}`);
+      return a * b;
+    }, 2);
+    expect([square(2, 3), square(2, 3), square(3, 2)]).toEqual([6, 6, 6]);
+    expect(asked).toEqual(["2:3", "3:2"]);
+    // A third answer pushes out the oldest: (2, 3) is computed again, (3, 2) is still known.
+    expect(square(4, 4)).toBe(16);
+    expect([square(3, 2), square(2, 3)]).toEqual([6, 6]);
+    expect(asked).toEqual(["2:3", "3:2", "4:4", "2:3"]);
+  });
+});
