@@ -138,8 +138,9 @@ export default defineConfig({
           // (1006) under the load, and two local D1 migrations started at once
           // failed inside the runtime ("false == true"). Run beside the
           // workerd files (in a Vitest of their own) on two cores, `npm test`
-          // took 10.5 and 14 min in two runs, against about 15 this way, and
-          // tests waiting on alarms and redeliveries hit their limits.
+          // took 10.5 and 14 min in two runs at ca0e360, where this way had
+          // taken about 15 at 8a5ad27, and tests waiting on alarms and
+          // redeliveries hit their limits.
           sequence: { groupOrder: 1 },
           maxWorkers: 1,
           include: ["test/node/**/*.test.ts"],

@@ -22,6 +22,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { spawnCentralStore } from "./central-store-process.mjs";
 import { appendDevVar, readDevVars } from "./dev-vars.mjs";
 import { descendants, endAll } from "./processes.mjs";
 import { readCrons, runSchedule } from "./schedule.mjs";
@@ -148,22 +149,14 @@ console.log(
 );
 
 async function startCentralStore(folder) {
-  const store = spawn(process.execPath, [join(root, "scripts", "central-store.mjs"), folder], { cwd: root, stdio: ["pipe", "pipe", "inherit"] });
+  const { store, endpoint } = spawnCentralStore(folder);
   children.push(store);
-  const endpoint = await new Promise((resolveEndpoint, reject) => {
-    let output = "";
-    store.stdout.on("data", (chunk) => {
-      output += chunk;
-      const listening = output.match(/^listening (\S+)$/m);
-      if (listening) resolveEndpoint(listening[1]);
-    });
-    store.on("exit", (code) => reject(new Error(`the embedded central store exited (${code}) before it listened`)));
-  }).catch((error) => fail(String(error.message ?? error)));
+  const url = await endpoint.catch((error) => fail(`The embedded ${error.message}`));
   store.on("exit", (code, signal) => {
     if (!stopping) console.error(`The embedded central store exited (${code ?? signal}); stopping everything.`);
     void shutdown(code ?? 1);
   });
-  return endpoint;
+  return url;
 }
 
 async function waitForHealth() {
