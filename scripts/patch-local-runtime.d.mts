@@ -10,3 +10,5 @@ export function patchMiniflare(source: string): string | null;
 export function patchMiniflareSocket(source: string): string | null;
 export const TEST_POOL: string;
 export function patchTestPoolStrings(source: string): string | null;
+export const TEST_POOL_WORKER: string;
+export function patchTestPoolPrototype(source: string): string | null;

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Run after `npm install`: five fixes to the local runtime that `wrangler dev`
+// Run after `npm install`: six fixes to the local runtime that `wrangler dev`
 // and the tests run on, until the pinned versions carry them. Each is
 // idempotent; a version whose code differs is left alone, with a warning.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -11,6 +11,7 @@ export const BROKER = join(root, "node_modules", "miniflare", "dist", "src", "wo
 export const INSPECTOR_PROXY = join(root, "node_modules", "wrangler", "wrangler-dist", "InspectorProxyWorker.js");
 export const MINIFLARE = join(root, "node_modules", "miniflare", "dist", "src", "index.js");
 export const TEST_POOL = join(root, "node_modules", "@cloudflare", "vitest-pool-workers", "dist", "pool", "index.mjs");
+export const TEST_POOL_WORKER = join(root, "node_modules", "@cloudflare", "vitest-pool-workers", "dist", "worker", "lib", "cloudflare", "test-internal.mjs");
 
 /** A fix: the code it replaces, exactly as the pinned version has it, and what replaces it. */
 function fix(unpatched, patched) {
@@ -103,6 +104,22 @@ export const patchTestPoolStrings = fix(
   "function stringify_string(str) {\n\treturn JSON.stringify(str).replace(/[<\\u2028\\u2029]/g, (c) => \"\\\\u\" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, \"0\"));\n\tlet result = \"\";",
 );
 
+/**
+ * The test pool wraps the Worker's entrypoint and each Durable Object class in
+ * a class whose prototype is a Proxy, installed at the first construction (the
+ * runtime reads the class's methods before that). The pinned pool installs it
+ * at every construction instead, each around the one before, so after N
+ * requests to the Worker, or N objects of a class, every property read on an
+ * instance runs N nested traps: a test that wakes 1,000 item objects spent
+ * its time in those lookups (97% of the runtime's samples in `perf`), and its
+ * pass over them had not finished after 3 minutes. Installed once, as the
+ * upstream fix does (cloudflare/workers-sdk#15092, #15106).
+ */
+export const patchTestPoolPrototype = fix(
+  "\tfunction Class(...args) {\n\t\tClass.prototype = new Proxy(Class.prototype, {",
+  "\tlet proxied = false;\n\tfunction Class(...args) {\n\t\tif (!proxied && (proxied = true)) Class.prototype = new Proxy(Class.prototype, {",
+);
+
 /** Applies each fix to its installed file; a file that is absent (a production install) is skipped. */
 function applyAll() {
   for (const [path, patch] of [
@@ -111,6 +128,7 @@ function applyAll() {
     [MINIFLARE, patchMiniflare],
     [MINIFLARE, patchMiniflareSocket],
     [TEST_POOL, patchTestPoolStrings],
+    [TEST_POOL_WORKER, patchTestPoolPrototype],
   ]) {
     if (!existsSync(path)) continue;
     const source = readFileSync(path, "utf8");

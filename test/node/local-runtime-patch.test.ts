@@ -8,10 +8,12 @@ import {
   MINIFLARE,
   SQLITE_HEAP_GATE,
   TEST_POOL,
+  TEST_POOL_WORKER,
   patchBroker,
   patchInspectorProxy,
   patchMiniflare,
   patchMiniflareSocket,
+  patchTestPoolPrototype,
   patchTestPoolStrings,
 } from "../../scripts/patch-local-runtime.mjs";
 
@@ -168,5 +170,76 @@ function stringify_string(str) {
       expect(native(sample)).not.toMatch(/[<\u2028\u2029]/);
     }
     expect(native('x<y')).toBe(original('x<y'));
+  });
+});
+
+describe("the install step's prototype proxy, installed once, in the test pool's wrappers", () => {
+  // The wrapper as the pinned pool has it.
+  const WRAPPER = `const IGNORED_KEYS = ["self"];
+function createProxyPrototypeClass(superClass, getUnknownPrototypeKey) {
+\tfunction Class(...args) {
+\t\tClass.prototype = new Proxy(Class.prototype, { get(target, key, receiver) {
+\t\t\tconst value = Reflect.get(target, key, receiver);
+\t\t\tif (value !== void 0) return value;
+\t\t\tif (typeof key === "symbol" || IGNORED_KEYS.includes(key)) return;
+\t\t\treturn getUnknownPrototypeKey.call(receiver, key);
+\t\t} });
+\t\treturn Reflect.construct(superClass, args, Class);
+\t}
+\tReflect.setPrototypeOf(Class.prototype, superClass.prototype);
+\tReflect.setPrototypeOf(Class, superClass);
+\treturn Class;
+}`;
+  type Wrapped = new (name: string) => { name: string; greet(): string; rpc: string; self: unknown; [k: symbol]: unknown };
+  /** The wrapper compiled from `source` around a plain class (in place of DurableObject), whose unknown keys answer `rpc:<key>`. */
+  const wrap = (source: string): Wrapped => {
+    const create = new Function(`${source}\nreturn createProxyPrototypeClass;`)() as (base: unknown, unknown: (key: string) => unknown) => Wrapped;
+    class Base {
+      constructor(readonly name: string) {}
+      greet() {
+        return `hello ${this.name}`;
+      }
+    }
+    return create(Base, (key) => `rpc:${key}`);
+  };
+  /** What `read` answers, and how many traps it ran: each trap reads its target with Reflect.get. */
+  const traps = (read: () => unknown) => {
+    const original = Reflect.get;
+    let count = 0;
+    Reflect.get = (...args: Parameters<typeof Reflect.get>) => {
+      count++;
+      return original(...args);
+    };
+    try {
+      return [read(), count];
+    } finally {
+      Reflect.get = original;
+    }
+  };
+
+  it("is in the installed pool", () => {
+    const installed = readFileSync(TEST_POOL_WORKER, "utf8");
+    expect(installed).toContain("if (!proxied && (proxied = true)) Class.prototype = new Proxy(Class.prototype, {");
+    expect(patchTestPoolPrototype(installed)).toBe(installed);
+  });
+
+  it("patches once and leaves code it does not know alone", () => {
+    const patched = patchTestPoolPrototype(WRAPPER);
+    expect(patched).not.toBeNull();
+    expect(patchTestPoolPrototype(patched!)).toBe(patched);
+    expect(patchTestPoolPrototype(WRAPPER.replace("Class.prototype = new Proxy", "Class.prototype = Object.create"))).toBeNull();
+  });
+
+  it("reads a property through one trap however many instances were made, and answers as the pinned wrapper does", () => {
+    const made = (Wrapper: Wrapped) => Array.from({ length: 50 }, (_, i) => new Wrapper(`n${i}`));
+    const [old, now] = [made(wrap(WRAPPER)), made(wrap(patchTestPoolPrototype(WRAPPER)!))];
+    // The pinned wrapper wraps its prototype again at each construction: 50 instances, 50 traps for one read.
+    expect(traps(() => old.at(-1)!.rpc)).toEqual(["rpc:rpc", 50]);
+    expect(traps(() => now.at(-1)!.rpc)).toEqual(["rpc:rpc", 1]);
+    expect(traps(() => now[0]!.rpc)).toEqual(["rpc:rpc", 1]);
+    for (const [a, b] of [[old[7]!, now[7]!], [old[49]!, now[49]!]] as const) {
+      expect([b.name, b.greet(), b.rpc, b.self, b[Symbol.for("x")]]).toEqual([a.name, a.greet(), a.rpc, a.self, a[Symbol.for("x")]]);
+      expect(b.greet()).toBe(`hello ${b.name}`);
+    }
   });
 });
