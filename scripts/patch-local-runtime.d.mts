@@ -8,6 +8,7 @@ export const MINIFLARE: string;
 export const SQLITE_HEAP_GATE: string;
 export function patchMiniflare(source: string): string | null;
 export function patchMiniflareSocket(source: string): string | null;
+export function patchMiniflareLoopback(source: string): string | null;
 export const TEST_POOL: string;
 export function patchTestPoolStrings(source: string): string | null;
 export const TEST_POOL_WORKER: string;

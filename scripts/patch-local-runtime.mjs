@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Run after `npm install`: six fixes to the local runtime that `wrangler dev`
+// Run after `npm install`: seven fixes to the local runtime that `wrangler dev`
 // and the tests run on, until the pinned versions carry them. Each is
 // idempotent; a version whose code differs is left alone, with a warning.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -72,6 +72,23 @@ export const patchMiniflare = fix(
 );
 
 /**
+ * miniflare's loopback server (the runtime's calls back into Node: service
+ * bindings served by Node, the test pool's module fallback and storage
+ * snapshots, error reports and logs) has Node's default keep-alive timeout
+ * of 5 s, and the runtime keeps its connections to it for reuse: Node
+ * closing one as the runtime sends on it loses that request ("Network
+ * connection lost", or a Broken pipe in the runtime's log;
+ * cloudflare/workers-sdk#14848). In one 20,000-item pass test the runtime
+ * logged that Broken pipe as the pass began, and no step committed in the 2
+ * minutes after. As upstream (#14850), the loopback server's idle
+ * connections stay open until the runtime closes them.
+ */
+export const patchMiniflareLoopback = fix(
+  "      server.on(\"upgrade\", this.#handleLoopbackUpgrade);\n      server.listen(0, hostname, () => resolve6(server));",
+  "      server.keepAliveTimeout = 0;\n      server.on(\"upgrade\", this.#handleLoopbackUpgrade);\n      server.listen(0, hostname, () => resolve6(server));",
+);
+
+/**
  * A WebSocket miniflare opens to its own runtime (`dispatchFetch` with an
  * Upgrade) offers per-message compression, which the runtime accepts, so every
  * message is deflated on one side and inflated on the other over loopback,
@@ -127,6 +144,7 @@ function applyAll() {
     [INSPECTOR_PROXY, patchInspectorProxy],
     [MINIFLARE, patchMiniflare],
     [MINIFLARE, patchMiniflareSocket],
+    [MINIFLARE, patchMiniflareLoopback],
     [TEST_POOL, patchTestPoolStrings],
     [TEST_POOL_WORKER, patchTestPoolPrototype],
   ]) {

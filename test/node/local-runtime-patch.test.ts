@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import http, { type Server } from "node:http";
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import {
@@ -12,6 +13,7 @@ import {
   patchBroker,
   patchInspectorProxy,
   patchMiniflare,
+  patchMiniflareLoopback,
   patchMiniflareSocket,
   patchTestPoolPrototype,
   patchTestPoolStrings,
@@ -95,6 +97,55 @@ describe("the install step's raise of workerd's SQLite heap limit", () => {
     // The workerd package's default export is the path of this platform's binary.
     const binary = readFileSync((createRequire(import.meta.url)("workerd") as { default: string }).default);
     expect(binary.includes(Buffer.from(gate))).toBe(true);
+  });
+});
+
+describe("the install step's keep-alive for miniflare's loopback server", () => {
+  // The method as the pinned miniflare has it.
+  const START = `  #startLoopbackServer(hostname) {
+    if (hostname === "*") hostname = "::";
+    return new Promise((resolve6) => {
+      const server = (0, import_stoppable.default)(
+        import_node_http2.default.createServer(this.#handleLoopback),
+        /* grace */
+        0
+      );
+      server.on("upgrade", this.#handleLoopbackUpgrade);
+      server.listen(0, hostname, () => resolve6(server));
+    });
+  }`;
+  /** The server `method` starts, built with Node's own http module, answering every request "ok". */
+  const startWith = (method: string): Promise<Server> => {
+    const Loopback = new Function(
+      "import_node_http2",
+      "import_stoppable",
+      `return class { #handleLoopback = (req, res) => res.end("ok"); #handleLoopbackUpgrade = () => {};\n${method}\n start() { return this.#startLoopbackServer("127.0.0.1"); } }`,
+    )({ default: http }, { default: (server: Server) => server });
+    return new Loopback().start();
+  };
+
+  it("is in the installed miniflare", () => {
+    const installed = readFileSync(MINIFLARE, "utf8");
+    expect(installed).toContain('      server.keepAliveTimeout = 0;\n      server.on("upgrade", this.#handleLoopbackUpgrade);');
+    expect(patchMiniflareLoopback(installed)).toBe(installed);
+  });
+
+  it("keeps idle connections open where Node's default closes them after 5 s, once, and leaves code it does not know alone", async () => {
+    const patched = patchMiniflareLoopback(START);
+    expect(patched).not.toBeNull();
+    expect(patchMiniflareLoopback(patched!)).toBe(patched);
+    expect(patchMiniflareLoopback(START.replace("server.listen(0, hostname,", "server.listen(8787, hostname,"))).toBeNull();
+    for (const [method, timeout] of [[START, 5_000], [patched!, 0]] as const) {
+      const server = await startWith(method);
+      try {
+        const { port } = server.address() as { port: number };
+        expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe("ok");
+        expect(server.keepAliveTimeout).toBe(timeout);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((done) => server.close(done));
+      }
+    }
   });
 });
 
