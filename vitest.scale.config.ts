@@ -6,8 +6,7 @@ import { BINDINGS, workerdProject } from "./vitest.config.ts";
  * at PASS_ITEMS indexed items (20,000 unless set), each pass killed midway and
  * resumed. Apart from `npm test`, which walks 200: each item's check calls its
  * object, and locally every object runs in one workerd thread, so 20,000 take
- * as long as the rest of the tests (docs/pipeline.md, "Passes over every
- * item").
+ * about 9 minutes (docs/pipeline.md, "Passes over every item").
  */
 export default defineConfig({
   test: {
