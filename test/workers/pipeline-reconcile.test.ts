@@ -7,7 +7,8 @@ import { compare, reconcile } from "../../workers/pipeline/reconcile";
 import { readPass } from "../../workers/stores/passes";
 import { passPlan, startPass } from "../../workers/pipeline/pass-tick";
 import { queueRandomSample } from "../../workers/pipeline/reconcile-follow-ups";
-import { indexDraw } from "../../shared/item-index";
+import { DRAW_RANGE, indexDraw } from "../../shared/item-index";
+import { itemsIndexedBelow } from "../../workers/stores/index-walk";
 import { Alternator } from "../../workers/stores/alternator";
 import { countDatabaseFor } from "../../workers/stores/count-databases";
 import { splitItem } from "../../workers/stores/item-key";
@@ -16,6 +17,9 @@ import { freshId, like, newUser } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
 
 const WAIT = { timeout: 20_000, interval: 100 };
+
+/** Items in the item index, counted whole. */
+const indexed = () => itemsIndexedBelow(env, DRAW_RANGE, "test");
 
 /** Waits for the item's object to have applied `likes` likes: a like is answered before the item side has it. */
 async function applied(item: string, likes: number): Promise<void> {
@@ -192,9 +196,19 @@ describe("reconciliation", () => {
       await corrupt(item, 1, 1);
       // Every slice starts just before the item: the sample finds it whatever else the index holds.
       const slices = await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "250" } as Env, () => (indexDraw(item) - 1) / 2 ** 32);
-      expect(slices).toBe(3);
+      expect(slices).toBe(Math.ceil(Math.min(250, await indexed()) / 100));
       await converged(item);
       expect(await likesIn(item)).toEqual([4, 4]);
+    }, 60_000);
+
+    it("asks no more checks than the index holds items, however large the sample set", async () => {
+      await likedItem(1);
+      const held = await indexed();
+      expect(held).toBeGreaterThan(0);
+      expect(held).toBeLessThan(10_000);
+      // The default sample is 10,000 (100 slices); a small index is sampled once over, in slices of 100.
+      expect(await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "10000" } as Env)).toBe(Math.ceil(held / 100));
+      expect(await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "0" } as Env)).toBe(0);
     }, 60_000);
   });
 });

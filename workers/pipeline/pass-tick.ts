@@ -1,18 +1,13 @@
 import { metrics } from "../../metrics/recorder";
 import { config } from "../../shared/config";
 import { EMISSION_VERSION } from "../../shared/emissions";
-import { DRAW_RANGE } from "../../shared/item-index";
 import { log } from "../../shared/log";
 import type { PassKind } from "../../shared/passes";
-import { itemsIndexedBelow } from "../stores/index-walk";
+import { estimateIndexSize } from "../stores/index-walk";
 import { recentItems } from "../stores/item-counts";
 import { createPass, finishIfDone, latestPass, PASS_CALLER, rangesOf, unfinishedPasses, type Pass, type PassPlan } from "../stores/passes";
 import { sendStep } from "./pass-steps";
 
-/** The index's size is estimated from the share of it in the first 1/SLICE of the draws. */
-const SLICE = 256;
-/** Below this many items in the slice, the estimate is too rough: the index is counted whole (it is small). */
-const SLICE_ENOUGH = 100;
 /** A range whose step has not committed for this long (and at least three of its paced intervals) has lost its message. */
 const MIN_LEASE_MS = 10 * 60_000;
 
@@ -39,17 +34,6 @@ export function passPlan(env: Env, kind: PassKind, itemsPerSecond = 0): PassPlan
 }
 
 /**
- * How many items the index holds, about: the first 1/SLICE of the draws
- * counted and scaled up, or the whole index when that slice holds few (one
- * query per database either way).
- */
-export async function estimateIndexSize(env: Env): Promise<number> {
-  const count = (below: number) => itemsIndexedBelow(env, below, PASS_CALLER);
-  const sliced = await count(DRAW_RANGE / SLICE);
-  return sliced >= SLICE_ENOUGH ? sliced * SLICE : await count(DRAW_RANGE);
-}
-
-/**
  * The cron's part (every 5 minutes): starts the next reconciliation pass once
  * the last one is done, RECONCILE_FULL_PASS_HOURS have passed since it
  * began and some item's counts were stored since then (an idle system does
@@ -66,7 +50,7 @@ export async function tickPasses(env: Env, now = Date.now()): Promise<void> {
   if (latest?.finished_at != null) metrics.gauge("reconciliation_oldest_check_seconds", {}, (now - latest.started_at) / 1_000);
   const due = !latest || (latest.finished_at !== null && now - latest.started_at >= passSeconds * 1_000);
   if (due && (!latest || (await recentItems(env, latest.started_at, 1)).length > 0)) {
-    const items = await estimateIndexSize(env);
+    const items = await estimateIndexSize(env, PASS_CALLER);
     const pass = items > 0 ? await startPass(env, passPlan(env, "reconcile", items / passSeconds), now) : null;
     if (pass) metrics.gauge("pass_target_items_per_second", { pass: "reconcile" }, pass.items_per_second);
   }

@@ -3,6 +3,7 @@ import { config } from "../../shared/config";
 import { EMISSION_VERSION, MAX_SEND_BATCH, MAX_SLICE_ITEMS, type RecheckRequest, type ReconcileSlice } from "../../shared/emissions";
 import { eventQueueFor } from "../../shared/event-queue-for";
 import { indexDraw } from "../../shared/item-index";
+import { estimateIndexSize } from "../stores/index-walk";
 
 type Message = RecheckRequest | ReconcileSlice;
 
@@ -46,10 +47,13 @@ export async function followUpDrift(env: Env, drifted: readonly string[]): Promi
  * The customer's random sample: RECONCILE_SAMPLE_ITEMS items each run, as
  * slices of up to 100 from random places in the index, handed to the queue's
  * consumers (so the sample's checks run in parallel, across invocations,
- * never in the cron's own wall time).
+ * never in the cron's own wall time). Never more than the index holds: over
+ * a small index a larger sample would check the same items again in the
+ * same run (each check an object call) and find nothing more.
  */
 export async function queueRandomSample(env: Env, random = Math.random): Promise<number> {
-  const wanted = config(env).RECONCILE_SAMPLE_ITEMS;
+  const configured = config(env).RECONCILE_SAMPLE_ITEMS;
+  const wanted = configured > 0 ? Math.min(configured, await estimateIndexSize(env, "reconcile")) : 0;
   const slices: ReconcileSlice[] = [];
   for (let left = wanted; left > 0; left -= MAX_SLICE_ITEMS) {
     const draw = Math.floor(random() * 2 ** 32);

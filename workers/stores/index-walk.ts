@@ -47,6 +47,21 @@ export async function unindexUser(env: Env, user: string, caller: string): Promi
   await d1(env, db, caller).run(db.prepare("DELETE FROM user_index WHERE user = ?").bind(user));
 }
 
+/** The index's size is estimated from the share of it in the first 1/ESTIMATE_SLICE of the draws. */
+const ESTIMATE_SLICE = 256;
+/** Below this many items in that slice the estimate is too rough: the index is counted whole (it is small). */
+const ESTIMATE_ENOUGH = 100;
+
+/**
+ * How many items the index holds, about: the first 1/ESTIMATE_SLICE of the
+ * draws counted and scaled up, or the whole index when that slice holds few
+ * (one query per database either way).
+ */
+export async function estimateIndexSize(env: Env, caller: string): Promise<number> {
+  const sliced = await itemsIndexedBelow(env, DRAW_RANGE / ESTIMATE_SLICE, caller);
+  return sliced >= ESTIMATE_ENOUGH ? sliced * ESTIMATE_SLICE : await itemsIndexedBelow(env, DRAW_RANGE, caller);
+}
+
 /** Items in the item index with a draw below `below`, over every count database: one query per database. */
 export async function itemsIndexedBelow(env: Env, below: number, caller: string): Promise<number> {
   const counts = await Promise.all(
