@@ -19,6 +19,24 @@ import {
   patchTestPoolStrings,
 } from "../../scripts/patch-local-runtime.mjs";
 
+type Patch = (source: string) => string | null;
+
+/** The fix is in the installed file, and applying it again changes nothing. */
+function expectInstalled(path: string, patch: Patch, applied: string): void {
+  const installed = readFileSync(path, "utf8");
+  expect(installed).toContain(applied);
+  expect(patch(installed)).toBe(installed);
+}
+
+/** Answers `pinned` patched: the fix applies, a second time changes nothing, and code it does not know (`unknown`) is left alone. */
+function patchedOnce(patch: Patch, pinned: string, unknown: string): string {
+  const patched = patch(pinned);
+  expect(patched).not.toBeNull();
+  expect(patch(patched!)).toBe(patched);
+  expect(patch(unknown)).toBeNull();
+  return patched!;
+}
+
 const enqueue = (send: string) =>
   ["  #enqueue(messages, globalDelay = 0) {", "    for (let message of messages) {", "      let fn = () => {", "        this.#messages.push(msg);", `      }, delay = message.delaySecs ?? globalDelay;`, `      ${send}`, "    }", "  }"].join("\n");
 
@@ -29,38 +47,28 @@ const DRAIN = "    this.tryDrainRuntimeMessageBuffer();";
 
 describe("the install step's fix to the local Queues broker", () => {
   it("is in the installed broker: an undelayed message is enqueued at once, a delayed one keeps its timer", () => {
-    const installed = readFileSync(BROKER, "utf8");
-    expect(installed).toContain("delay > 0 ? this.timers.setTimeout(fn, delay * 1e3) : fn();");
-    expect(patchBroker(installed)).toBe(installed);
+    expectInstalled(BROKER, patchBroker, "delay > 0 ? this.timers.setTimeout(fn, delay * 1e3) : fn();");
   });
 
   it("rewrites the broker's per-message timer once, and leaves code it does not know alone", () => {
-    const unpatched = enqueue("this.timers.setTimeout(fn, delay * 1e3);");
-    const patched = patchBroker(unpatched);
+    const patched = patchedOnce(patchBroker, enqueue("this.timers.setTimeout(fn, delay * 1e3);"), enqueue("queueMicrotask(fn);"));
     expect(patched).toBe(enqueue("delay > 0 ? this.timers.setTimeout(fn, delay * 1e3) : fn();"));
-    expect(patchBroker(patched!)).toBe(patched);
-    expect(patchBroker(enqueue("queueMicrotask(fn);"))).toBeNull();
   });
 });
 
 describe("the install step's bound on wrangler dev's inspector backlog", () => {
   it("is in the installed inspector proxy", () => {
-    const installed = readFileSync(INSPECTOR_PROXY, "utf8");
-    expect(installed).toContain(`this.runtimeMessageBuffer.length > ${INSPECTOR_BACKLOG}) this.runtimeMessageBuffer.shift();`);
-    expect(patchInspectorProxy(installed)).toBe(installed);
+    expectInstalled(INSPECTOR_PROXY, patchInspectorProxy, `this.runtimeMessageBuffer.length > ${INSPECTOR_BACKLOG}) this.runtimeMessageBuffer.shift();`);
   });
 
   it("keeps the latest messages while no DevTools is attached, once, and leaves code it does not know alone", () => {
-    const patched = patchInspectorProxy(onRuntimeMessage(BUFFER, DRAIN));
-    expect(patched).not.toBeNull();
-    expect(patchInspectorProxy(patched!)).toBe(patched);
-    expect(patchInspectorProxy(onRuntimeMessage(DRAIN, BUFFER))).toBeNull();
+    const patched = patchedOnce(patchInspectorProxy, onRuntimeMessage(BUFFER, DRAIN), onRuntimeMessage(DRAIN, BUFFER));
 
     // The patched handler, run as the proxy runs it: 3,000 messages with no DevTools, then one attaches.
     const Proxy = new Function(
       `return class { websockets = {}; runtimeMessageBuffer = []; sent = [];
         tryDrainRuntimeMessageBuffer() { if (this.websockets.devtools) this.sent.push(...this.runtimeMessageBuffer.splice(0)); }
-        ${patched!.replace("  handleRuntimeIncomingMessage = (event) => {", "handleRuntimeIncomingMessage = (event) => {")} }`,
+        ${patched.replace("  handleRuntimeIncomingMessage = (event) => {", "handleRuntimeIncomingMessage = (event) => {")} }`,
     )();
     const proxy = new Proxy();
     for (let i = 0; i < 3000; i++) proxy.handleRuntimeIncomingMessage({ data: JSON.stringify({ method: "Network.requestWillBeSent", params: { i } }) });
@@ -79,16 +87,12 @@ describe("the install step's raise of workerd's SQLite heap limit", () => {
   const LOGGING = "      structuredLogging: this.#structuredWorkerdLogs";
 
   it("is in the installed miniflare: the runtime it starts gets the gate", () => {
-    const installed = readFileSync(MINIFLARE, "utf8");
-    expect(installed).toContain(`autogates: ["${SQLITE_HEAP_GATE}"]`);
-    expect(patchMiniflare(installed)).toBe(installed);
+    expectInstalled(MINIFLARE, patchMiniflare, `autogates: ["${SQLITE_HEAP_GATE}"]`);
   });
 
   it("adds the gate to the assembled config once, and leaves code it does not know alone", () => {
-    const patched = patchMiniflare(assembled("      extensions,", LOGGING));
+    const patched = patchedOnce(patchMiniflare, assembled("      extensions,", LOGGING), assembled(LOGGING, "      extensions,"));
     expect(patched).toBe(assembled("      extensions,", `      autogates: ["${SQLITE_HEAP_GATE}"],`, LOGGING));
-    expect(patchMiniflare(patched!)).toBe(patched);
-    expect(patchMiniflare(assembled(LOGGING, "      extensions,"))).toBeNull();
   });
 
   it("names a gate the pinned workerd has: it ignores one it does not know", () => {
@@ -125,17 +129,12 @@ describe("the install step's keep-alive for miniflare's loopback server", () => 
   };
 
   it("is in the installed miniflare", () => {
-    const installed = readFileSync(MINIFLARE, "utf8");
-    expect(installed).toContain('      server.keepAliveTimeout = 0;\n      server.on("upgrade", this.#handleLoopbackUpgrade);');
-    expect(patchMiniflareLoopback(installed)).toBe(installed);
+    expectInstalled(MINIFLARE, patchMiniflareLoopback, '      server.keepAliveTimeout = 0;\n      server.on("upgrade", this.#handleLoopbackUpgrade);');
   });
 
   it("keeps idle connections open where Node's default closes them after 5 s, once, and leaves code it does not know alone", async () => {
-    const patched = patchMiniflareLoopback(START);
-    expect(patched).not.toBeNull();
-    expect(patchMiniflareLoopback(patched!)).toBe(patched);
-    expect(patchMiniflareLoopback(START.replace("server.listen(0, hostname,", "server.listen(8787, hostname,"))).toBeNull();
-    for (const [method, timeout] of [[START, 5_000], [patched!, 0]] as const) {
+    const patched = patchedOnce(patchMiniflareLoopback, START, START.replace("server.listen(0, hostname,", "server.listen(8787, hostname,"));
+    for (const [method, timeout] of [[START, 5_000], [patched, 0]] as const) {
       const server = await startWith(method);
       try {
         const { port } = server.address() as { port: number };
@@ -155,16 +154,12 @@ describe("the install step's uncompressed sockets from miniflare to its runtime"
   const FOLLOW = '      followRedirects: request4.redirect === "follow",';
 
   it("is in the installed miniflare", () => {
-    const installed = readFileSync(MINIFLARE, "utf8");
-    expect(installed).toContain(`perMessageDeflate: false,\n${FOLLOW}`);
-    expect(patchMiniflareSocket(installed)).toBe(installed);
+    expectInstalled(MINIFLARE, patchMiniflareSocket, `perMessageDeflate: false,\n${FOLLOW}`);
   });
 
   it("turns compression off once, and leaves code it does not know alone", () => {
-    const patched = patchMiniflareSocket(opening(FOLLOW));
+    const patched = patchedOnce(patchMiniflareSocket, opening(FOLLOW), opening("      followRedirects: true,"));
     expect(patched).toBe(opening("      perMessageDeflate: false,", FOLLOW));
-    expect(patchMiniflareSocket(patched!)).toBe(patched);
-    expect(patchMiniflareSocket(opening("      followRedirects: true,"))).toBeNull();
   });
 });
 
@@ -203,17 +198,12 @@ function stringify_string(str) {
   const SAMPLES = ["", "plain", 'a "quoted" <b>\\path\\</b>', "lines\n\r\ttabs\b\f\u0001\u001f", "sep\u2028par\u2029", "lone \ud800 surrogate", "é ☃ 👍"];
 
   it("is in the installed pool", () => {
-    const installed = readFileSync(TEST_POOL, "utf8");
-    expect(installed).toContain("function stringify_string(str) {\n\treturn JSON.stringify(str)");
-    expect(patchTestPoolStrings(installed)).toBe(installed);
+    expectInstalled(TEST_POOL, patchTestPoolStrings, "function stringify_string(str) {\n\treturn JSON.stringify(str)");
   });
 
   it("escapes so that every string reads back the same as with devalue's own escaping, once, and leaves code it does not know alone", () => {
-    const patched = patchTestPoolStrings(ESCAPER);
-    expect(patched).not.toBeNull();
-    expect(patchTestPoolStrings(patched!)).toBe(patched);
-    expect(patchTestPoolStrings(ESCAPER.replace('\tlet result = "";', '\tlet out = "";'))).toBeNull();
-    const [original, native] = [compile(ESCAPER), compile(patched!)];
+    const patched = patchedOnce(patchTestPoolStrings, ESCAPER, ESCAPER.replace('\tlet result = "";', '\tlet out = "";'));
+    const [original, native] = [compile(ESCAPER), compile(patched)];
     for (const sample of SAMPLES) {
       expect(JSON.parse(original(sample))).toBe(sample);
       expect(JSON.parse(native(sample))).toBe(sample);
@@ -269,21 +259,13 @@ function createProxyPrototypeClass(superClass, getUnknownPrototypeKey) {
   };
 
   it("is in the installed pool", () => {
-    const installed = readFileSync(TEST_POOL_WORKER, "utf8");
-    expect(installed).toContain("if (!proxied && (proxied = true)) Class.prototype = new Proxy(Class.prototype, {");
-    expect(patchTestPoolPrototype(installed)).toBe(installed);
+    expectInstalled(TEST_POOL_WORKER, patchTestPoolPrototype, "if (!proxied && (proxied = true)) Class.prototype = new Proxy(Class.prototype, {");
   });
 
-  it("patches once and leaves code it does not know alone", () => {
-    const patched = patchTestPoolPrototype(WRAPPER);
-    expect(patched).not.toBeNull();
-    expect(patchTestPoolPrototype(patched!)).toBe(patched);
-    expect(patchTestPoolPrototype(WRAPPER.replace("Class.prototype = new Proxy", "Class.prototype = Object.create"))).toBeNull();
-  });
-
-  it("reads a property through one trap however many instances were made, and answers as the pinned wrapper does", () => {
+  it("reads a property through one trap however many instances were made, answers as the pinned wrapper does, once, and leaves code it does not know alone", () => {
+    const patched = patchedOnce(patchTestPoolPrototype, WRAPPER, WRAPPER.replace("Class.prototype = new Proxy", "Class.prototype = Object.create"));
     const made = (Wrapper: Wrapped) => Array.from({ length: 50 }, (_, i) => new Wrapper(`n${i}`));
-    const [old, now] = [made(wrap(WRAPPER)), made(wrap(patchTestPoolPrototype(WRAPPER)!))];
+    const [old, now] = [made(wrap(WRAPPER)), made(wrap(patched))];
     // The pinned wrapper wraps its prototype again at each construction: 50 instances, 50 traps for one read.
     expect(traps(() => old.at(-1)!.rpc)).toEqual(["rpc:rpc", 50]);
     expect(traps(() => now.at(-1)!.rpc)).toEqual(["rpc:rpc", 1]);
