@@ -9,7 +9,7 @@ import { itemCounter } from "../lib/objects";
 import { rememberSettings } from "../privacy/item-settings";
 import { readCountRows } from "../stores/item-counts";
 import { MAX_BATCH_ITEMS } from "../../shared/schemas";
-import { Flights, waitForFlight, type Flight } from "./flights";
+import { Flights, waitForFlights, type Flight } from "./flights";
 import type { QueryPath } from "../stores/d1";
 
 /** What a read path needs from the request: bindings, and a way to work after the answer. */
@@ -80,14 +80,7 @@ export async function readMany(
     }
   }
   if (hits > 0) metrics.count("cache_lookups_total", { cache: "memory", result: "hit" }, hits);
-  await Promise.all([
-    readOwn(rt, mine, caller, reads, lastKnownCopy, path),
-    ...waiting.map(async ([key, flight]) => {
-      const shared = await waitForFlight(flight);
-      if (shared) metrics.count("cache_lookups_total", { cache: "flight", result: "hit" });
-      reads.set(key, shared ? { ...shared, cached: true, firstRead: false } : await lastKnownRead(key, lastKnownCopy));
-    }),
-  ]);
+  await Promise.all([readOwn(rt, mine, caller, reads, lastKnownCopy, path), waitForOthers(waiting, reads, lastKnownCopy)]);
   return reads;
 }
 
@@ -142,7 +135,8 @@ async function readOwn(
   const shared = path !== "critical";
   if (shared && flights.join(group, missing)) {
     // The reader that took them in counted their misses: waiting for it here is no flight hit.
-    await Promise.all([...missing].map(async ([key, flight]) => reads.set(key, (await waitForFlight(flight)) ?? (await lastKnownRead(key, lastKnownCopy)))));
+    await waitForFlights(missing.values());
+    await settle(missing, reads, lastKnownCopy);
     return;
   }
   const read = (async () => {
@@ -158,7 +152,39 @@ async function readOwn(
   // Requests that joined wait on this read's outcome: waitUntil keeps it going if this request's client goes away.
   rt.ctx.waitUntil(read.catch(() => undefined));
   await read;
-  await Promise.all([...missing].map(async ([key, flight]) => reads.set(key, flight.result ?? (await lastKnownRead(key, lastKnownCopy)))));
+  await settle(missing, reads, lastKnownCopy);
+}
+
+/** Items other requests of this isolate are reading: their outcomes, once all answered or the wait ran out. */
+async function waitForOthers(waiting: readonly [string, Flight<CountRead>][], reads: Map<string, CountRead | null>, lastKnownCopy: boolean): Promise<void> {
+  if (waiting.length === 0) return;
+  await waitForFlights(waiting.map(([, flight]) => flight));
+  await settle(waiting, reads, lastKnownCopy, true);
+}
+
+/**
+ * Each flight's answer, or for one whose read failed or took too long, the
+ * last known value. `shared`: the reads were other requests', so what they
+ * answered is served as a cache hit.
+ */
+async function settle(
+  outcomes: Iterable<readonly [string, Flight<CountRead>]>,
+  reads: Map<string, CountRead | null>,
+  lastKnownCopy: boolean,
+  shared = false,
+): Promise<void> {
+  const unanswered: string[] = [];
+  let hits = 0;
+  for (const [key, flight] of outcomes) {
+    if (!flight.result) unanswered.push(key);
+    else if (!shared) reads.set(key, flight.result);
+    else {
+      hits++;
+      reads.set(key, { ...flight.result, cached: true, firstRead: false });
+    }
+  }
+  if (hits > 0) metrics.count("cache_lookups_total", { cache: "flight", result: "hit" }, hits);
+  await Promise.all(unanswered.map(async (key) => reads.set(key, await lastKnownRead(key, lastKnownCopy))));
 }
 
 /** The Cache API's fresh values of items, each kept in this isolate's memory. */

@@ -73,11 +73,17 @@ export class Flights<T> {
   }
 }
 
-/** The flight's result, polled with this request's own timers; undefined when that read failed or took too long. */
-export async function waitForFlight<T>(flight: Flight<T>): Promise<T | undefined> {
+/**
+ * Waits until every one of the flights answered (or WAIT_MS passed), polled
+ * with this request's own timers: one timer for all of a request's flights,
+ * not one per item, since a feed can wait on dozens of items at once.
+ * Afterwards a flight's `result` is set only if its read answered in time.
+ */
+export async function waitForFlights<T>(flights: Iterable<Flight<T>>): Promise<void> {
   const deadline = Date.now() + WAIT_MS;
-  while (!flight.done && Date.now() < deadline) {
+  let pending = [...flights].filter((flight) => !flight.done);
+  while (pending.length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    pending = pending.filter((flight) => !flight.done);
   }
-  return flight.result;
 }
