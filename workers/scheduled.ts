@@ -11,14 +11,15 @@ import { queueRandomSample } from "./pipeline/reconcile-follow-ups";
  * unreachable that their own queued drains left (the backstop; docs/api.md),
  * then reconciles the recently changed items with their objects, keeps the
  * pass over every item going (./pipeline/pass-tick.ts) and hands the queue's
- * consumers this run's random sample. Cron is at least once; all four are
+ * consumers this run's random sample (none when the run found nothing
+ * stored within its window). Cron is at least once; all four are
  * idempotent (one pass of a kind runs at a time, so a tick run twice starts one).
  */
 export async function scheduled(_controller: ScheduledController, env: Env, ctx?: ExecutionContext): Promise<void> {
   await drainIntents(env).catch((error: unknown) => log("error", "intents_drain_failed", { error: String(error) }));
   const summary = await reconcile(env);
   await tickPasses(env).catch((error: unknown) => log("error", "pass_tick_failed", { error: String(error) }));
-  await queueRandomSample(env).catch((error: unknown) => log("error", "reconcile_sample_failed", { error: String(error) }));
+  await queueRandomSample(env, summary).catch((error: unknown) => log("error", "reconcile_sample_failed", { error: String(error) }));
   metrics.gauge("reconciliation_drift_ratio", {}, summary.itemsChecked === 0 ? 0 : summary.itemsRepaired / summary.itemsChecked);
   metrics.gauge("reconciliation_relative_drift", {}, summary.maxRelativeDrift);
   metrics.count("reconciliation_items_checked_total", {}, summary.itemsChecked);

@@ -52,6 +52,9 @@ async function corrupt(item: string, d1Likes: number, centralLikes: number): Pro
   });
 }
 
+/** What a cron run's summary says when some item's counts were stored within its window. */
+const AFTER_A_WRITE = { itemsRecent: 1 };
+
 /** One cron run, without the random sample (its own test below): these tests count what one run repaired. */
 async function reconcileOnce(): Promise<void> {
   await worker.scheduled(createScheduledController({ cron: "*/5 * * * *", scheduledTime: new Date() }), { ...env, RECONCILE_SAMPLE_ITEMS: "0" } as Env);
@@ -195,7 +198,7 @@ describe("reconciliation", () => {
       const item = await likedItem(4);
       await corrupt(item, 1, 1);
       // Every slice starts just before the item: the sample finds it whatever else the index holds.
-      const slices = await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "250" } as Env, () => (indexDraw(item) - 1) / 2 ** 32);
+      const slices = await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "250" } as Env, AFTER_A_WRITE, () => (indexDraw(item) - 1) / 2 ** 32);
       expect(slices).toBe(Math.ceil(Math.min(250, await indexed()) / 100));
       await converged(item);
       expect(await likesIn(item)).toEqual([4, 4]);
@@ -207,8 +210,21 @@ describe("reconciliation", () => {
       expect(held).toBeGreaterThan(0);
       expect(held).toBeLessThan(10_000);
       // The default sample is 10,000 (100 slices); a small index is sampled once over, in slices of 100.
-      expect(await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "10000" } as Env)).toBe(Math.ceil(held / 100));
-      expect(await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "0" } as Env)).toBe(0);
+      expect(await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "10000" } as Env, AFTER_A_WRITE)).toBe(Math.ceil(held / 100));
+      expect(await queueRandomSample({ ...env, RECONCILE_SAMPLE_ITEMS: "0" } as Env, AFTER_A_WRITE)).toBe(0);
+    }, 60_000);
+
+    it("queues a sample after a run that found counts stored within its window, and none after one that found none", async () => {
+      await likedItem(1);
+      const sampleOf100 = { ...env, RECONCILE_SAMPLE_ITEMS: "100" } as Env;
+      const busy = await reconcile(env);
+      expect(busy.itemsRecent).toBeGreaterThan(0);
+      expect(await queueRandomSample(sampleOf100, busy)).toBe(1);
+      // A run an hour on, with nothing stored since: an idle system, whose last samples saw the store as it is.
+      const idle = await reconcile(env, Date.now() + 3_600_000);
+      expect(idle.itemsRecent).toBe(0);
+      expect(idle.itemsChecked).toBe(0);
+      expect(await queueRandomSample(sampleOf100, idle)).toBe(0);
     }, 60_000);
   });
 });

@@ -49,11 +49,16 @@ export async function followUpDrift(env: Env, drifted: readonly string[]): Promi
  * consumers (so the sample's checks run in parallel, across invocations,
  * never in the cron's own wall time). Never more than the index holds: over
  * a small index a larger sample would check the same items again in the
- * same run (each check an object call) and find nothing more.
+ * same run (each check an object call) and find nothing more. None after a
+ * run that found no item stored within its window (`run.itemsRecent`):
+ * drift comes from writes and their delivery, so the samples of the runs
+ * since the last write saw the store as it is, and an idle system does no
+ * work; the pass over every item covers what a sample would find later.
  */
-export async function queueRandomSample(env: Env, random = Math.random): Promise<number> {
+export async function queueRandomSample(env: Env, run: { itemsRecent: number }, random = Math.random): Promise<number> {
   const configured = config(env).RECONCILE_SAMPLE_ITEMS;
-  const wanted = configured > 0 ? Math.min(configured, await estimateIndexSize(env, "reconcile")) : 0;
+  if (configured <= 0 || run.itemsRecent === 0) return 0;
+  const wanted = Math.min(configured, await estimateIndexSize(env, "reconcile"));
   const slices: ReconcileSlice[] = [];
   for (let left = wanted; left > 0; left -= MAX_SLICE_ITEMS) {
     const draw = Math.floor(random() * 2 ** 32);

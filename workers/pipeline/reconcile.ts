@@ -89,6 +89,8 @@ export async function checkItems(env: Env, items: readonly string[], caller: str
 export type RunSummary = RunCounts & {
   /** The largest |count - truth| / truth among the drifted items. */
   maxRelativeDrift: number;
+  /** Items whose counts were stored within the run's window: what it set out to check (none on an idle system). */
+  itemsRecent: number;
 };
 
 /**
@@ -111,6 +113,7 @@ export async function reconcile(env: Env, now = Date.now()): Promise<RunSummary>
     centralDrift: 0,
     maxDifference: 0,
     maxRelativeDrift: 0,
+    itemsRecent: items.length,
   };
 
   const drifted: string[] = [];
