@@ -15,9 +15,8 @@ import { newKey, type ProviderKey } from "./idp";
 // and can be compared before and after.
 //
 // Requests go to the Worker's fetch handler with a real execution context,
-// not through exports.default.fetch: in this pool version each call through
-// exports.default.fetch is slower than the last (10 ms at first, 170 ms after
-// 600 calls), which thousands of cases cannot afford.
+// not through exports.default.fetch, so a case can wait on the work its
+// request left in waitUntil before the next case is judged (send, below).
 const USERS = [freshId(), freshId()];
 const ITEMS = [freshId(), freshId()];
 /** The user the removal endpoints are fuzzed on: a deletion or purge runs on after its answer, so it never names USERS. */
