@@ -8,7 +8,10 @@ const land = (flight: Flight<number>, result: number) => Object.assign(flight, {
 
 describe("waiting on other requests' store reads", () => {
   beforeEach(() => vi.useFakeTimers());
-  afterEach(() => vi.useRealTimers());
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
 
   it("waits on 50 items with one timer at a time, and ends once the last of them landed", async () => {
     const flights: Flight<number>[] = Array.from({ length: 50 }, () => ({ done: false }));
