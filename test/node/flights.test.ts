@@ -17,7 +17,7 @@ describe("waiting on other requests' store reads", () => {
     const flights: Flight<number>[] = Array.from({ length: 50 }, () => ({ done: false }));
     const timers = vi.spyOn(globalThis, "setTimeout");
     let ended = false;
-    const waited = waitForFlights(flights).then(() => (ended = true));
+    const waited = waitForFlights(flights, 1_000).then(() => (ended = true));
     for (const [i, flight] of flights.entries()) {
       await vi.advanceTimersByTimeAsync(1);
       expect(vi.getTimerCount()).toBeLessThanOrEqual(1);
@@ -32,10 +32,10 @@ describe("waiting on other requests' store reads", () => {
     expect(timers.mock.calls.length).toBeLessThanOrEqual(27);
   });
 
-  it("gives up after a second on a read that never lands, leaving it without a result and the others with theirs", async () => {
+  it("gives up after its wait on a read that never lands, leaving it without a result and the others with theirs", async () => {
     const flights: Flight<number>[] = Array.from({ length: 3 }, () => ({ done: false }));
     let ended = false;
-    const waited = waitForFlights(flights).then(() => (ended = true));
+    const waited = waitForFlights(flights, 1_000).then(() => (ended = true));
     land(flights[0]!, 7);
     land(flights[2]!, 9);
     await vi.advanceTimersByTimeAsync(990);
@@ -47,7 +47,7 @@ describe("waiting on other requests' store reads", () => {
 
   it("sets no timer when every flight had already landed", async () => {
     const timers = vi.spyOn(globalThis, "setTimeout");
-    await waitForFlights([land({ done: false }, 1), land({ done: false }, 2)]);
+    await waitForFlights([land({ done: false }, 1), land({ done: false }, 2)], 1_000);
     expect(timers).not.toHaveBeenCalled();
   });
 });

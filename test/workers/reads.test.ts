@@ -173,6 +173,34 @@ describe("feed reads", () => {
     expect(after.objectCalls - before.objectCalls).toBe(0);
   });
 
+  it.skipIf(K <= MAX_ROUND_TRIPS)("answers a feed that joined another's read when the central store hangs and that read falls back to the databases", async () => {
+    // Two feeds of 20 items, all counted: the second joins the first's read, which asks the central store (40 items over K > 2
+    // databases), waits out READ_STORE_TIMEOUT_MS (its default, 1 s) on a store that never answers, then asks the databases.
+    const keys = Array.from({ length: 40 }, () => `post:${freshId()}`);
+    const liked = new Map(keys.map((key, i) => [key, (i % 5) + 1]));
+    await storeCounts(liked);
+    const rt = { env: withVars({ READ_CACHE_EDGE_TTL_MS: "0", ALTERNATOR_ENDPOINT: env.TEST_HANGING_ENDPOINT }), ctx: createExecutionContext() };
+    const trips = async () => {
+      const families = await scrape(service);
+      const of = (store: string) => total(families, "plaudit_store_round_trips_total", (labels) => labels.caller === "/v1/counts" && labels.store === store);
+      return { central: of("central"), d1: of("d1"), reads: (await readCosts()).storeReads };
+    };
+    const before = await trips();
+    const [first, second] = await Promise.all([readMany(rt, keys.slice(0, 20), "/v1/counts"), readMany(rt, keys.slice(20), "/v1/counts")]);
+    const after = await trips();
+    // One read for both feeds: a trip to the central store that hung, then the databases.
+    expect(after.reads - before.reads).toBe(1);
+    expect(after.central - before.central).toBe(1);
+    expect(after.d1 - before.d1).toBeGreaterThanOrEqual(1);
+    // The request that joined it was answered as its reader was: fresh counts, none stale or missing.
+    for (const [answer, feed] of [[first, keys.slice(0, 20)], [second, keys.slice(20)]] as const) {
+      for (const key of feed) {
+        expect(answer.get(key)?.counts.likes).toBe(liked.get(key));
+        expect(answer.get(key)?.stale).toBe(false);
+      }
+    }
+  });
+
   it("reads each like's answer from the store at once, never in a read held open for others", async () => {
     // Five likes' answers missing the caches in the same turn: joined, they would be one store read.
     const keys = Array.from({ length: 5 }, () => `post:${freshId()}`);

@@ -12,9 +12,8 @@
 /** One item's read by some request of this isolate: `result` is set once it answered, and only if it did. */
 export type Flight<T> = { done: boolean; result?: T };
 
-/** How often a request waiting on another's read looks at its outcome, and for how long at most. */
+/** How often a request waiting on another's read looks at its outcome. */
 const POLL_MS = 2;
-const WAIT_MS = 1_000;
 
 export class Flights<T> {
   readonly #inflight = new Map<string, Flight<T>>();
@@ -74,13 +73,13 @@ export class Flights<T> {
 }
 
 /**
- * Waits until every one of the flights answered (or WAIT_MS passed), polled
+ * Waits until every one of the flights answered (or `waitMs` passed), polled
  * with this request's own timers: one timer for all of a request's flights,
  * not one per item, since a feed can wait on dozens of items at once.
  * Afterwards a flight's `result` is set only if its read answered in time.
  */
-export async function waitForFlights<T>(flights: Iterable<Flight<T>>): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
+export async function waitForFlights<T>(flights: Iterable<Flight<T>>, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
   let pending = [...flights].filter((flight) => !flight.done);
   while (pending.length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
