@@ -258,8 +258,9 @@ export const ConfigSchema = z.object({
   PASS_D1_QUERIES_PER_SECOND: numberVar(100, 0.001),
   PASS_CENTRAL_KEYS_PER_SECOND: numberVar(1_000, 0.001),
   /**
-   * Each run also hands the queue's consumers a random sample of
-   * RECONCILE_SAMPLE_ITEMS items, at most the index's size (in slices of 100
+   * Each run that found an item stored within its window also hands the
+   * queue's consumers a random sample of RECONCILE_SAMPLE_ITEMS items, at
+   * most the index's size (in slices of 100
    * from random places in the index), and every drifted item it finds sets
    * off a recheck of it and of the RECONCILE_DRIFT_SAMPLE items after it in
    * the index (docs/pipeline.md).

@@ -220,11 +220,18 @@ describe("reconciliation", () => {
       const busy = await reconcile(env);
       expect(busy.itemsRecent).toBeGreaterThan(0);
       expect(await queueRandomSample(sampleOf100, busy)).toBe(1);
+      // Set to check no recent item, a run still looks for one: the sample does not stop with the checks.
+      const checksOff = await reconcile({ ...env, RECONCILE_RECENT_ITEMS: "0" } as Env);
+      expect(checksOff.itemsChecked).toBe(0);
+      expect(checksOff.itemsRecent).toBe(1);
+      expect(await queueRandomSample(sampleOf100, checksOff)).toBe(1);
       // A run an hour on, with nothing stored since: an idle system, whose last samples saw the store as it is.
       const idle = await reconcile(env, Date.now() + 3_600_000);
       expect(idle.itemsRecent).toBe(0);
       expect(idle.itemsChecked).toBe(0);
       expect(await queueRandomSample(sampleOf100, idle)).toBe(0);
+      // That run's record starts an hour ahead: it goes, so no later reader of the runs meets it.
+      await env.DB.prepare("DELETE FROM reconciliation_runs WHERE started_at > ?").bind(Date.now()).run();
     }, 60_000);
   });
 });

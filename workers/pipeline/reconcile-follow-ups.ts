@@ -53,7 +53,9 @@ export async function followUpDrift(env: Env, drifted: readonly string[]): Promi
  * run that found no item stored within its window (`run.itemsRecent`):
  * drift comes from writes and their delivery, so the samples of the runs
  * since the last write saw the store as it is, and an idle system does no
- * work; the pass over every item covers what a sample would find later.
+ * work; the pass over every item covers what a sample would find later. A
+ * store restored from a backup is the exception: `npm run rebuild` repairs
+ * it (docs/rebuild.md).
  */
 export async function queueRandomSample(env: Env, run: { itemsRecent: number }, random = Math.random): Promise<number> {
   const configured = config(env).RECONCILE_SAMPLE_ITEMS;

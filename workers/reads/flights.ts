@@ -74,9 +74,9 @@ export class Flights<T> {
 
 /**
  * Waits until every one of the flights answered (or `waitMs` passed), polled
- * with this request's own timers: one timer for all of a request's flights,
- * not one per item, since a feed can wait on dozens of items at once.
- * Afterwards a flight's `result` is set only if its read answered in time.
+ * with this request's own timer: one timer for all of them, not one per
+ * item, since a feed can wait on dozens of items at once. A flight not done
+ * by then may have no result.
  */
 export async function waitForFlights<T>(flights: Iterable<Flight<T>>, waitMs: number): Promise<void> {
   const deadline = Date.now() + waitMs;
