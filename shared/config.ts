@@ -260,10 +260,9 @@ export const ConfigSchema = z.object({
   /**
    * Each run that found an item stored within its window also hands the
    * queue's consumers a random sample of RECONCILE_SAMPLE_ITEMS items, at
-   * most the index's size (in slices of 100
-   * from random places in the index), and every drifted item it finds sets
-   * off a recheck of it and of the RECONCILE_DRIFT_SAMPLE items after it in
-   * the index (docs/pipeline.md).
+   * most the index's size (in slices of 100 from random places in the
+   * index), and every drifted item it finds sets off a recheck of it and of
+   * the RECONCILE_DRIFT_SAMPLE items after it in the index (docs/pipeline.md).
    */
   RECONCILE_SAMPLE_ITEMS: numberVar(10_000).transform(Math.floor),
   RECONCILE_DRIFT_SAMPLE: numberVar(100).transform(Math.floor),

@@ -7,7 +7,7 @@ import { CountCache, type CachedCounts } from "./count-cache";
 import { edgeGet, edgeLastKnown, edgePut } from "./edge-cache";
 import { itemCounter } from "../lib/objects";
 import { rememberSettings } from "../privacy/item-settings";
-import { MAX_ROUND_TRIPS, readCountRows } from "../stores/item-counts";
+import { longestReadMs, readCountRows } from "../stores/item-counts";
 import { MAX_BATCH_ITEMS } from "../../shared/schemas";
 import { Flights, waitForFlights, type Flight } from "./flights";
 import type { QueryPath } from "../stores/d1";
@@ -46,15 +46,13 @@ const FLIGHT_SLACK_MS = 250;
 /**
  * How long a request waits on reads others have in flight. A like's answer
  * (the critical path) waits as long as a read of its own could take in one
- * trip. Any other read waits as long as the read it waits on can take: up
- * to MAX_ROUND_TRIPS central-store trips, then one round of D1 queries for
- * what those left, each under READ_STORE_TIMEOUT_MS, so a request that
- * joined a read is answered as its reader is, fresh, when the central store
- * is slow and the databases answer.
+ * trip. Any other read waits as long as the read it waits on can take
+ * (longestReadMs), so a request that joined a read is answered as its
+ * reader is, fresh, when the central store is slow and the databases answer.
  */
 function flightWaitMs(env: Env, path?: QueryPath): number {
   const trip = config(env).READ_STORE_TIMEOUT_MS;
-  return path === "critical" ? trip : (MAX_ROUND_TRIPS + 1) * trip + FLIGHT_SLACK_MS;
+  return path === "critical" ? trip : longestReadMs(trip) + FLIGHT_SLACK_MS;
 }
 
 function ttls(env: Env) {
@@ -97,7 +95,7 @@ export async function readMany(
     }
   }
   if (hits > 0) metrics.count("cache_lookups_total", { cache: "memory", result: "hit" }, hits);
-  await Promise.all([readOwn(rt, mine, caller, reads, lastKnownCopy, path), waitForOthers(waiting, reads, lastKnownCopy, flightWaitMs(rt.env, path))]);
+  await Promise.all([readOwn(rt, mine, caller, reads, lastKnownCopy, path), waitForOthers(rt.env, waiting, reads, lastKnownCopy, path)]);
   return reads;
 }
 
@@ -174,13 +172,14 @@ async function readOwn(
 
 /** Items other requests of this isolate are reading: their outcomes, once all answered or the wait ran out. */
 async function waitForOthers(
+  env: Env,
   waiting: readonly [string, Flight<CountRead>][],
   reads: Map<string, CountRead | null>,
   lastKnownCopy: boolean,
-  waitMs: number,
+  path?: QueryPath,
 ): Promise<void> {
   if (waiting.length === 0) return;
-  await waitForFlights(waiting.map(([, flight]) => flight), waitMs);
+  await waitForFlights(waiting.map(([, flight]) => flight), flightWaitMs(env, path));
   await settle(waiting, reads, lastKnownCopy, true);
 }
 

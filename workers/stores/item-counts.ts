@@ -60,6 +60,15 @@ export type StoreRead = {
 /** A feed's store round trips stay at most this many, whatever the number of count databases (docs/reads.md). */
 export const MAX_ROUND_TRIPS = 2;
 
+/**
+ * The longest `readCountRows` waits on the stores, each trip under
+ * `timeoutMs`: up to MAX_ROUND_TRIPS central-store trips, one after the
+ * other, then one round of D1 queries (in parallel) for what those left.
+ */
+export function longestReadMs(timeoutMs: number): number {
+  return (MAX_ROUND_TRIPS + 1) * timeoutMs;
+}
+
 /** An empty read and the count layout; when DB cannot say the layout, every item asked is failed, none read from a guessed database. */
 async function startRead(env: Env, items: readonly string[]): Promise<{ read: StoreRead; layout: CountLayout | null }> {
   const read: StoreRead = { found: new Map(), settings: new Map(), failed: [] };
