@@ -58,7 +58,36 @@ const RESHARD = {
   READ_CACHE_EDGE_TTL_MS: "0",
 };
 
-function workerdProject(name: string, include: string[], bindings: Record<string, string>, exclude: string[] = []) {
+/**
+ * Files that read what the whole runtime holds (every object's alarms, every
+ * item of a store, a pass or a breaker of the isolate, /metrics totals and
+ * alert states, the count layout), so they start in a runtime of their own;
+ * the other files of a project share one runtime, one file after another
+ * (isolate: false), each on items of its own (freshId).
+ */
+const ALONE = [
+  "test/workers/central-store.test.ts",
+  "test/workers/dead-letters.test.ts",
+  "test/workers/deadlines.test.ts",
+  "test/workers/edge-limits.test.ts",
+  "test/workers/idle.test.ts",
+  "test/workers/metrics.test.ts",
+  "test/workers/metrics-accumulators.test.ts",
+  "test/workers/metrics-alerts.test.ts",
+  "test/workers/migrations.test.ts",
+  "test/workers/pass-guards.test.ts",
+  "test/workers/passes.test.ts",
+  "test/workers/rebuild.test.ts",
+  "test/workers/row-costs.test.ts",
+  "test/workers/standing.test.ts",
+];
+const HOT_ALONE = ["test/hot/handover.test.ts", "test/hot/metrics-hot-cooling.test.ts", "test/hot/metrics-hot-items.test.ts"];
+
+type Runtime = { isolate: boolean };
+const SHARED: Runtime = { isolate: false };
+const OWN: Runtime = { isolate: true };
+
+function workerdProject(name: string, include: string[], bindings: Record<string, string>, exclude: string[] = [], runtime: Runtime = OWN) {
   return {
     plugins: [
       cloudflareTest(async ({ inject }) => ({
@@ -92,12 +121,13 @@ function workerdProject(name: string, include: string[], bindings: Record<string
     ],
     test: {
       name,
-      // Three files at a time, each in a workerd of its own: most of a file's
-      // time waits on alarms, queue batches and object start-ups, not on CPU.
-      // Ids are drawn so that files sharing a project's central store never
-      // meet on an item (test/workers/helpers.ts freshId).
+      // Three files at a time: most of a file's time waits on alarms, queue
+      // batches and object start-ups, not on CPU. Ids are drawn so that files
+      // sharing a project's central store or runtime never meet on an item
+      // (test/workers/helpers.ts freshId).
       sequence: { groupOrder: 0 },
       maxWorkers: 3,
+      isolate: runtime.isolate,
       // Generous: CI machines have two cores, and some runs are twice as
       // slow as others on the same machine; no test asserts on time.
       testTimeout: 120_000,
@@ -114,40 +144,57 @@ function workerdProject(name: string, include: string[], bindings: Record<string
   };
 }
 
+/** The node files that start a whole local server. */
+const SERVERS = [
+  "test/node/crash.test.ts",
+  "test/node/crash-delivery.test.ts",
+  "test/node/dashboard.browser.test.ts",
+  "test/node/docs.browser.test.ts",
+  "test/node/like-button.browser.test.ts",
+  "test/node/live.browser.test.ts",
+  "test/node/start-crash.test.ts",
+  "test/node/try-it.test.ts",
+];
+const LIVE = "test/node/live.test.ts";
+
+function nodeProject(name: string, include: string[], exclude: string[], groupOrder: number, maxWorkers: number) {
+  return {
+    test: {
+      name,
+      environment: "node",
+      sequence: { groupOrder },
+      maxWorkers,
+      include,
+      exclude,
+      // Generous, as for the workerd projects: child processes (wrangler, promtool, redocly) are slow on a busy machine.
+      testTimeout: 60_000,
+    },
+  };
+}
+
 export default defineConfig({
   test: {
     projects: [
-      workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS),
-      workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS, ["test/hot/handover.test.ts"]),
-      // Alone in its own runtime: its objects' alarms (hand-over batches and
-      // cooling checks) outlive the file, and alarms ignore isolated storage,
-      // so a file run after it in the same runtime could wait on them.
-      workerdProject("handover", ["test/hot/handover.test.ts"], HOT_BINDINGS),
+      workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS, ALONE, SHARED),
+      workerdProject("workers-alone", ALONE, BINDINGS),
+      workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS, HOT_ALONE, SHARED),
+      // The hand-over's objects' alarms (hand-over batches and cooling checks)
+      // outlive the file, so a file run after it in the same runtime could
+      // wait on them; the hot-items metrics list every hot item of the isolate.
+      workerdProject("hot-alone", HOT_ALONE, HOT_BINDINGS),
       workerdProject("grow", ["test/grow/**/*.test.ts"], GROW_BINDINGS),
       workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts", "test/workers/rebuild.test.ts"], TWO_DATABASES),
       workerdProject("k4", ["test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts"], FOUR_DATABASES),
       workerdProject("reshard", ["test/reshard/**/*.test.ts"], RESHARD),
-      {
-        // Checks that need Node rather than workerd (tools that compile code at run time, child processes).
-        test: {
-          name: "node",
-          environment: "node",
-          // After the workerd projects, one file at a time: many of these start
-          // a whole `npm start` (wrangler dev, its runtime, a central store, a
-          // browser). Two side by side failed in CI: a live socket closed
-          // (1006) under the load, and two local D1 migrations started at once
-          // failed inside the runtime ("false == true"). Run beside the
-          // workerd files (in a Vitest of their own) on two cores, `npm test`
-          // took 10.5 and 14 min in two runs at ca0e360, where this way had
-          // taken about 15 at 8a5ad27, and tests waiting on alarms and
-          // redeliveries hit their limits.
-          sequence: { groupOrder: 1 },
-          maxWorkers: 1,
-          include: ["test/node/**/*.test.ts"],
-          // Generous, as for the workerd projects: child processes (wrangler, promtool, redocly) are slow on a busy machine.
-          testTimeout: 60_000,
-        },
-      },
+      // Checks that need Node rather than workerd (tools that compile code at
+      // run time, child processes), beside the workerd files: none starts a server.
+      nodeProject("node", ["test/node/**/*.test.ts"], [...SERVERS, LIVE], 0, 3),
+      // After the workerd files, two at a time: each starts a whole `npm start`
+      // (wrangler dev, its runtime, often a central store and a browser).
+      nodeProject("node-servers", SERVERS, [], 1, 2),
+      // Last and alone: 1,000 sockets on one server, which closed (1006) in CI
+      // while another server ran beside it.
+      nodeProject("node-live", [LIVE], [], 2, 1),
     ],
   },
 });

@@ -68,8 +68,14 @@ export class WriteRate {
     };
   }
 
-  /** The rate shown to operators: over RATE_DISPLAY_SECONDS, or what has been observed so far. */
+  /**
+   * The rate shown to operators: over RATE_DISPLAY_SECONDS, or over every
+   * second measuring has touched so far, the one it started in included (a
+   * window of the elapsed time rounded up would leave out writes recorded
+   * in that first second once the clock crossed into the next).
+   */
   displayed(now: number): number {
-    return this.perSecond(Math.min(RATE_DISPLAY_SECONDS, Math.max(1, Math.ceil(this.observedSeconds(now)))), now);
+    const touched = Math.floor(now / 1000) - Math.floor(this.#since / 1000) + 1;
+    return this.perSecond(Math.min(RATE_DISPLAY_SECONDS, Math.max(1, touched)), now);
   }
 }

@@ -116,6 +116,16 @@ describe("predicted splits", () => {
     rate.record(9, 4_200);
     expect(rate.lastSeconds(4, 4_900)).toEqual([0, 3, 0, 4]);
   });
+
+  it("shows operators the writes of the second measuring started in, after the clock crossed into the next", () => {
+    const rate = new WriteRate(0, 10);
+    rate.restart(1_900);
+    rate.record(6, 1_950);
+    expect(rate.displayed(2_200)).toBe(3);
+    expect(rate.displayed(12_500)).toBe(0);
+    rate.record(20, 12_600);
+    expect(rate.displayed(12_700)).toBe(2);
+  });
 });
 
 describe("the host app's hint", () => {
