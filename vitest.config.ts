@@ -61,15 +61,17 @@ const RESHARD = {
 /**
  * Files that read what the whole runtime holds (every object's alarms, every
  * item of a store, a pass or a breaker of the isolate, /metrics totals and
- * alert states, the count layout), so they start in a runtime of their own;
+ * alert states, the key sets it cached), so they start in a runtime of their own;
  * the other files of a project share one runtime, one file after another
  * (isolate: false), each on items of its own (freshId).
  */
 const ALONE = [
+  "test/workers/auth-keysets.test.ts",
   "test/workers/central-store.test.ts",
   "test/workers/dead-letters.test.ts",
   "test/workers/deadlines.test.ts",
   "test/workers/edge-limits.test.ts",
+  "test/workers/fuzz.test.ts",
   "test/workers/idle.test.ts",
   "test/workers/metrics.test.ts",
   "test/workers/metrics-accumulators.test.ts",

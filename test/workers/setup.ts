@@ -2,6 +2,11 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { countDatabases } from "../../workers/stores/count-databases";
 import { countDatabaseAt } from "../../workers/stores/count-layout";
+import { resetBreakers } from "../../workers/stores/breakers";
+
+// Files of a project that share a runtime (vitest.config.ts) each start with
+// every breaker closed, whatever endpoint the file before made fail.
+resetBreakers();
 
 // DB first (it always exists and holds the reconciliation runs), then the other count databases
 // (every one a reshard may move counts to, in the projects that reshard).
