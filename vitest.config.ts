@@ -123,12 +123,12 @@ function workerdProject(name: string, include: string[], bindings: Record<string
     ],
     test: {
       name,
-      // Three files at a time: most of a file's time waits on alarms, queue
-      // batches and object start-ups, not on CPU. Ids are drawn so that files
+      // Four files at a time on two cores: most of a file's time waits on
+      // alarms, queue batches and object start-ups, not on CPU. Ids are drawn so that files
       // sharing a project's central store or runtime never meet on an item
       // (test/workers/helpers.ts freshId).
       sequence: { groupOrder: 0 },
-      maxWorkers: 3,
+      maxWorkers: 4,
       isolate: runtime.isolate,
       // Generous: CI machines have two cores, and some runs are twice as
       // slow as others on the same machine; no test asserts on time.
@@ -178,19 +178,22 @@ export default defineConfig({
   test: {
     projects: [
       workerdProject("workers", ["test/workers/**/*.test.ts"], BINDINGS, ALONE, SHARED),
-      workerdProject("workers-alone", ALONE, BINDINGS),
+      // Named to sort first: Vitest takes a group's projects in name order,
+      // and these hold long files (the fuzzer, the passes), so the shared
+      // projects' many short files fill the group's last minutes.
+      workerdProject("alone", ALONE, BINDINGS),
       workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS, HOT_ALONE, SHARED),
       // The hand-over's objects' alarms (hand-over batches and cooling checks)
       // outlive the file, so a file run after it in the same runtime could
       // wait on them; the hot-items metrics list every hot item of the isolate.
-      workerdProject("hot-alone", HOT_ALONE, HOT_BINDINGS),
+      workerdProject("alone-hot", HOT_ALONE, HOT_BINDINGS),
       workerdProject("grow", ["test/grow/**/*.test.ts"], GROW_BINDINGS),
       workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts", "test/workers/rebuild.test.ts"], TWO_DATABASES),
       workerdProject("k4", ["test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts"], FOUR_DATABASES),
       workerdProject("reshard", ["test/reshard/**/*.test.ts"], RESHARD),
       // Checks that need Node rather than workerd (tools that compile code at
       // run time, child processes), beside the workerd files: none starts a server.
-      nodeProject("node", ["test/node/**/*.test.ts"], [...SERVERS, LIVE], 0, 3),
+      nodeProject("node", ["test/node/**/*.test.ts"], [...SERVERS, LIVE], 0, 4),
       // After the workerd files, two at a time: each starts a whole `npm start`
       // (wrangler dev, its runtime, often a central store and a browser).
       nodeProject("node-servers", SERVERS, [], 1, 2),
