@@ -60,10 +60,12 @@ const RESHARD = {
 
 /**
  * Files that read what the whole runtime holds (every object's alarms, every
- * item of a store, a pass or a breaker of the isolate, /metrics totals and
- * alert states, the key sets it cached), so they start in a runtime of their own;
- * the other files of a project share one runtime, one file after another
- * (isolate: false), each on items of its own (freshId).
+ * recent or indexed item of a store, a pass, the queue's backlog, every
+ * pending intent, /metrics totals and alert states, every log line, the key
+ * sets it cached), so they start in a runtime of their own. In the other
+ * projects a file hands its runtime, modules loaded, to the project's next
+ * file (isolate: false; one runtime per worker slot), each file on items of
+ * its own (freshId).
  */
 const ALONE = [
   "test/workers/auth-keysets.test.ts",
@@ -73,17 +75,22 @@ const ALONE = [
   "test/workers/edge-limits.test.ts",
   "test/workers/fuzz.test.ts",
   "test/workers/idle.test.ts",
+  "test/workers/import-backpressure.test.ts",
   "test/workers/metrics.test.ts",
   "test/workers/metrics-accumulators.test.ts",
   "test/workers/metrics-alerts.test.ts",
+  "test/workers/metrics-request-log.test.ts",
   "test/workers/migrations.test.ts",
   "test/workers/pass-guards.test.ts",
   "test/workers/passes.test.ts",
+  "test/workers/pending-intents.test.ts",
+  "test/workers/pipeline-reconcile.test.ts",
+  "test/workers/reads.test.ts",
   "test/workers/rebuild.test.ts",
   "test/workers/row-costs.test.ts",
   "test/workers/standing.test.ts",
 ];
-const HOT_ALONE = ["test/hot/handover.test.ts", "test/hot/metrics-hot-cooling.test.ts", "test/hot/metrics-hot-items.test.ts"];
+const HOT_ALONE = ["test/hot/handover.test.ts", "test/hot/metrics-hot-cooling.test.ts", "test/hot/metrics-hot-items.test.ts", "test/hot/recheck.test.ts"];
 
 type Runtime = { isolate: boolean };
 const SHARED: Runtime = { isolate: false };
@@ -185,14 +192,15 @@ export default defineConfig({
       workerdProject("hot", ["test/hot/**/*.test.ts"], HOT_BINDINGS, HOT_ALONE, SHARED),
       // The hand-over's objects' alarms (hand-over batches and cooling checks)
       // outlive the file, so a file run after it in the same runtime could
-      // wait on them; the hot-items metrics list every hot item of the isolate.
+      // wait on them; the hot-items metrics list every hot item of the
+      // isolate; the recheck counts repairs of any item.
       workerdProject("alone-hot", HOT_ALONE, HOT_BINDINGS),
       workerdProject("grow", ["test/grow/**/*.test.ts"], GROW_BINDINGS),
       workerdProject("k2", ["test/k2/**/*.test.ts", "test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts", "test/workers/rebuild.test.ts"], TWO_DATABASES),
       workerdProject("k4", ["test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts"], FOUR_DATABASES),
       workerdProject("reshard", ["test/reshard/**/*.test.ts"], RESHARD),
       // Checks that need Node rather than workerd (tools that compile code at
-      // run time, child processes), beside the workerd files: none starts a server.
+      // run time, child processes), beside the workerd files: none runs `npm start`.
       nodeProject("node", ["test/node/**/*.test.ts"], [...SERVERS, LIVE], 0, 4),
       // After the workerd files, two at a time: each starts a whole `npm start`
       // (wrangler dev, its runtime, often a central store and a browser).

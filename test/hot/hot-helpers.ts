@@ -53,7 +53,7 @@ export async function likeBelowHotRate(likers: readonly User[], id: string): Pro
 
 /**
  * How long a helper below waits for the system to settle: a few seconds on a
- * quiet machine, many more on a loaded one (two cores, three test files and
+ * quiet machine, many more on a loaded one (two cores, four test files and
  * their runtimes at once), where a crash's redeliveries wait their turn.
  */
 const SETTLE_MS = 60_000;
