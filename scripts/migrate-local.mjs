@@ -10,6 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { unstable_readConfig, unstable_splitSqlQuery } from "wrangler";
+import { markMigrated } from "./migrations-stamp.mjs";
 
 const DEFAULT_TABLE = "d1_migrations";
 
@@ -59,7 +60,9 @@ async function applyLocalMigrations(persistTo) {
 }
 
 try {
-  await applyLocalMigrations(resolve(process.argv[2]));
+  const persistTo = resolve(process.argv[2]);
+  await applyLocalMigrations(persistTo);
+  markMigrated(root, persistTo);
 } catch (error) {
   console.error(error?.message ?? error);
   process.exit(1);

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `npm start`: the whole system locally, nothing else to start. Applies the
-// D1 migrations, makes sure an AUTH_SECRET exists, starts the embedded
-// central store (scripts/central-store.mjs) unless one is configured, serves
-// the Worker with `wrangler dev`, and fires wrangler.toml's cron schedule
-// (scripts/schedule.mjs). Stopping it (Ctrl-C, SIGTERM) or a crash of either
-// server stops the other and every process they started.
+// D1 migrations the state folder lacks, makes sure an AUTH_SECRET exists,
+// starts the embedded central store (scripts/central-store.mjs) unless one
+// is configured, serves the Worker with `wrangler dev`, and fires
+// wrangler.toml's cron schedule (scripts/schedule.mjs). Stopping it (Ctrl-C,
+// SIGTERM) or a crash of either server stops the other and every process
+// they started.
 //
 // Environment:
 //   PLAUDIT_PORT           port to listen on (default 8787)
@@ -24,6 +25,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnCentralStore } from "./central-store-process.mjs";
 import { appendDevVar, readDevVars } from "./dev-vars.mjs";
+import { isMigrated } from "./migrations-stamp.mjs";
 import { descendants, endAll } from "./processes.mjs";
 import { readCrons, runSchedule } from "./schedule.mjs";
 
@@ -54,16 +56,19 @@ if (!readDevVars(devVars).AUTH_SECRET) {
   console.log(`Created an AUTH_SECRET in ${devVars}. Mint a token with: npm run token -- <user_id> [--service]`);
 }
 
-// Every D1 binding in wrangler.toml gets the migrations (DB and the other count databases).
-const migrate = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), stateDir], {
-  cwd: root,
-  env,
-  stdio: ["ignore", "pipe", "pipe"],
-  encoding: "utf8",
-});
-if (migrate.status !== 0) {
-  process.stderr.write(migrate.stdout + migrate.stderr);
-  await fail("Applying the D1 migrations failed.");
+// Every D1 binding in wrangler.toml gets the migrations (DB and the other count databases),
+// unless this state folder was migrated from the same files already (a restart).
+if (!isMigrated(root, stateDir)) {
+  const migrate = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), stateDir], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    encoding: "utf8",
+  });
+  if (migrate.status !== 0) {
+    process.stderr.write(migrate.stdout + migrate.stderr);
+    await fail("Applying the D1 migrations failed.");
+  }
 }
 
 /** Stops every server and whatever they started, then exits; used by signals and by a server's crash alike. */

@@ -9,6 +9,8 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../bench/lib/server";
 import { signJwt } from "../../shared/jwt";
+import { printServerOutputOnFailure } from "./server-output";
+
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const ARTIFACTS = join(ROOT, "test/artifacts");
@@ -84,6 +86,8 @@ async function openDashboard(viewport: { width: number; height: number }, withTo
 }
 
 const likesValue = (page: Page) => page.locator('[data-panel="throughput"] [data-value="likes_per_second"] strong');
+
+printServerOutputOnFailure(() => serverLog);
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {

@@ -7,12 +7,15 @@ import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idRange, userTokens } from "../../bench/lib/plaudit";
 import { removeStateDir, startServer, type LocalServer } from "../../bench/lib/server";
+import { printServerOutputOnFailure, serverLog } from "./server-output";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CHROMIUM = "/usr/bin/chromium";
 
 let server: LocalServer;
 let browser: Browser | undefined;
+
+printServerOutputOnFailure(() => serverLog(server?.stateDir));
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openLive, type LiveSocket } from "../../bench/lib/live-client";
 import { idRange, userTokens } from "../../bench/lib/plaudit";
 import { removeStateDir, startServer, type LocalServer } from "../../bench/lib/server";
+import { printServerOutputOnFailure, serverLog } from "./server-output";
 
 /** Generous: a like reaches sockets through the head's emission (about 1 s) and the queue (about 1 s) on a busy machine. */
 const ARRIVAL_MS = 60_000;
@@ -11,6 +12,8 @@ const ARRIVAL_MS = 60_000;
 let server: LocalServer;
 let tokens: Map<string, string>;
 const users = idRange(10, 900_000n);
+
+printServerOutputOnFailure(() => serverLog(server?.stateDir));
 
 beforeAll(async () => {
   server = await startServer({ vars: { RATE_LIMIT_PER_MINUTE: "100000", RATE_LIMIT_PER_DAY: "1000000" }, readyTimeoutMs: 120_000 });

@@ -8,11 +8,14 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../bench/lib/server";
 import { expectAllGone, groupProcesses, killGroup, listeningPorts, npmStart, root, startEnv, type NpmStart } from "./npm-start";
+import { printServerOutputOnFailure } from "./server-output";
 
 let dir: string;
 let env: NodeJS.ProcessEnv;
 let url: string;
 let server: NpmStart | undefined;
+
+printServerOutputOnFailure(() => server?.output());
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "plaudit-start-crash-"));

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../bench/lib/server";
 import { expectAllGone, killGroup, listeningPorts, npmStart, root, startEnv, type NpmStart } from "./npm-start";
+import { printServerOutputOnFailure } from "./server-output";
 
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 /** Each command is tried again until its answer matches, for answers the pipeline brings within a second or two. */
@@ -58,6 +59,8 @@ function d1(sql: string): Record<string, unknown>[] {
     if (!run.stdout.includes("SQLITE_BUSY") || attempt === 20) throw new Error(`wrangler d1 execute failed: ${run.stderr}${run.stdout}`);
   }
 }
+
+printServerOutputOnFailure(() => server?.output());
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "plaudit-try-it-"));

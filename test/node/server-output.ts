@@ -1,0 +1,24 @@
+// A failed test of a file that started a whole server prints the end of that
+// server's output: why a server stopped (a port taken, a child that exited)
+// is otherwise gone with its state folder.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+
+const LINES = 100;
+
+/** Registers, for the calling file, a print of `output()`'s last lines after each failed test. */
+export function printServerOutputOnFailure(output: () => string | undefined): void {
+  afterEach(({ task }) => {
+    if (task.result?.state !== "fail") return;
+    const text = output();
+    if (!text) return;
+    console.error(`The server's output, last ${LINES} lines, after "${task.name}" failed:\n${text.split("\n").slice(-LINES).join("\n")}`);
+  });
+}
+
+/** The output of a server from bench/lib/server.ts, which logs to server.log in its state folder. */
+export function serverLog(stateDir: string | undefined): string | undefined {
+  const file = stateDir && join(stateDir, "server.log");
+  return file && existsSync(file) ? readFileSync(file, "utf8") : undefined;
+}
