@@ -148,6 +148,10 @@ function workerdProject(name: string, include: string[], bindings: Record<string
       include,
       exclude,
       setupFiles: ["./test/workers/setup.ts"],
+      // The Worker's dependencies bundled once each, so a fresh runtime loads
+      // one module per dependency instead of each of their files (about a
+      // second less per runtime, and most files start one).
+      deps: { optimizer: { ssr: { enabled: true, include: ["hono", "hono/factory", "hono/route", "zod", "jose", "aws4fetch"] } } },
       globalSetup: ["./test/node/dynalite-setup.ts", "./test/node/jwks-setup.ts", "./test/node/hanging-setup.ts"],
     },
   };
