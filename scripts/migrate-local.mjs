@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { unstable_readConfig, unstable_splitSqlQuery } from "wrangler";
-import { markMigrated } from "./migrations-stamp.mjs";
+import { markMigrated } from "./local-d1.mjs";
 
 const DEFAULT_TABLE = "d1_migrations";
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm start`: the whole system locally, nothing else to start. Applies the
-// D1 migrations the state folder lacks, makes sure an AUTH_SECRET exists,
+// D1 migrations the state folder lacks (or copies databases migrated from the
+// same files into a fresh one), makes sure an AUTH_SECRET exists,
 // starts the embedded central store (scripts/central-store.mjs) unless one
 // is configured, serves the Worker with `wrangler dev`, and fires
 // wrangler.toml's cron schedule (scripts/schedule.mjs). Stopping it (Ctrl-C,
@@ -25,7 +26,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnCentralStore } from "./central-store-process.mjs";
 import { appendDevVar, readDevVars } from "./dev-vars.mjs";
-import { isMigrated } from "./migrations-stamp.mjs";
+import { copyMigrated, isFresh, isMigrated, keepMigrated } from "./local-d1.mjs";
 import { descendants, endAll } from "./processes.mjs";
 import { readCrons, runSchedule } from "./schedule.mjs";
 
@@ -57,8 +58,10 @@ if (!readDevVars(devVars).AUTH_SECRET) {
 }
 
 // Every D1 binding in wrangler.toml gets the migrations (DB and the other count databases),
-// unless this state folder was migrated from the same files already (a restart).
-if (!isMigrated(root, stateDir)) {
+// unless this state folder was migrated from the same files already (a restart), or is
+// fresh and a copy of databases migrated from them exists (scripts/local-d1.mjs).
+const fresh = isFresh(stateDir);
+if (!isMigrated(root, stateDir) && !(fresh && copyMigrated(root, stateDir))) {
   const migrate = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), stateDir], {
     cwd: root,
     env,
@@ -69,6 +72,7 @@ if (!isMigrated(root, stateDir)) {
     process.stderr.write(migrate.stdout + migrate.stderr);
     await fail("Applying the D1 migrations failed.");
   }
+  if (fresh) keepMigrated(root, stateDir);
 }
 
 /** Stops every server and whatever they started, then exits; used by signals and by a server's crash alike. */

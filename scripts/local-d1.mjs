@@ -1,0 +1,86 @@
+// The local D1 databases of a state folder and the migrations they hold.
+//
+// A stamp beside the databases names what they were last migrated from (a
+// hash of wrangler.toml and of every file in migrations/, the folder each
+// database of wrangler.toml names), written once every migration applied.
+// `npm start` skips the migration step (a runtime of its own, about five
+// seconds) when it matches: a restart on the same state folder has nothing
+// to apply.
+//
+// A fresh state folder gets a copy of databases migrated from the same files
+// before, kept under .wrangler/migrated-d1/<hash>/ from the first fresh
+// folder migrated, so a new folder starts as fast as a restart.
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** Where wrangler and Miniflare keep a state folder's D1 databases. */
+function d1Folder(persistTo) {
+  return join(persistTo, "v3", "d1");
+}
+
+/** The stamp's file: inside the D1 folder, so removing the databases removes it too. */
+function stampFile(persistTo) {
+  return join(d1Folder(persistTo), "migrated-from.sha256");
+}
+
+function copiesFolder(root) {
+  return join(root, ".wrangler", "migrated-d1");
+}
+
+/** The hash of wrangler.toml (which databases, which folders) and of each migration's name and text. */
+export function migrationsHash(root) {
+  const hash = createHash("sha256").update(readFileSync(join(root, "wrangler.toml")));
+  const dir = join(root, "migrations");
+  for (const name of readdirSync(dir).filter((n) => n.endsWith(".sql")).sort()) hash.update(name).update(readFileSync(join(dir, name)));
+  return hash.digest("hex");
+}
+
+export function isMigrated(root, persistTo) {
+  try {
+    return readFileSync(stampFile(persistTo), "utf8") === migrationsHash(root);
+  } catch {
+    return false;
+  }
+}
+
+export function markMigrated(root, persistTo) {
+  writeFileSync(stampFile(persistTo), migrationsHash(root));
+}
+
+/** True when the state folder holds no D1 database yet. */
+export function isFresh(persistTo) {
+  return !existsSync(d1Folder(persistTo));
+}
+
+/** Gives a fresh state folder a copy of databases migrated from the same files; false when there is none yet. */
+export function copyMigrated(root, persistTo) {
+  const copy = join(copiesFolder(root), migrationsHash(root));
+  if (!existsSync(copy)) return false;
+  cpSync(copy, d1Folder(persistTo), { recursive: true });
+  return isMigrated(root, persistTo);
+}
+
+/**
+ * Keeps the databases of a state folder just migrated from nothing (before
+ * anything else wrote to them) for the next fresh folder, in place of copies
+ * from older migrations. Written aside and renamed into place, so a copy is
+ * whole or absent.
+ */
+export function keepMigrated(root, persistTo) {
+  const hash = migrationsHash(root);
+  const copies = copiesFolder(root);
+  const copy = join(copies, hash);
+  if (!isMigrated(root, persistTo) || existsSync(copy)) return;
+  mkdirSync(copies, { recursive: true });
+  const incoming = mkdtempSync(join(copies, ".incoming-"));
+  cpSync(d1Folder(persistTo), incoming, { recursive: true });
+  try {
+    renameSync(incoming, copy);
+  } catch {
+    // Another start kept the same copy first.
+    rmSync(incoming, { recursive: true, force: true });
+    return;
+  }
+  for (const old of readdirSync(copies)) if (old !== hash && !old.startsWith(".incoming-")) rmSync(join(copies, old), { recursive: true, force: true });
+}
