@@ -1,3 +1,5 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { textModules } from "./scripts/text-modules.ts";
@@ -157,6 +159,9 @@ function workerdProject(name: string, include: string[], bindings: Record<string
   };
 }
 
+/** `npm run typecheck`, as a test. */
+const TYPECHECK = "test/node/typecheck.test.ts";
+
 /** The node files that start a whole local server. */
 const SERVERS = [
   "test/node/crash.test.ts",
@@ -170,7 +175,7 @@ const SERVERS = [
   "test/node/try-it.test.ts",
 ];
 
-function nodeProject(name: string, include: string[], exclude: string[], groupOrder: number, maxWorkers: number) {
+function nodeProject(name: string, include: string[], exclude: string[], groupOrder: number, maxWorkers: number, extra: { setupFiles?: string[]; env?: Record<string, string> } = {}) {
   return {
     test: {
       name,
@@ -181,6 +186,7 @@ function nodeProject(name: string, include: string[], exclude: string[], groupOr
       exclude,
       // Generous, as for the workerd projects: child processes (wrangler, promtool, redocly) are slow on a busy machine.
       testTimeout: 60_000,
+      ...extra,
     },
   };
 }
@@ -205,14 +211,20 @@ export default defineConfig({
       workerdProject("reshard", ["test/reshard/**/*.test.ts"], RESHARD),
       // Checks that need Node rather than workerd (tools that compile code at
       // run time, child processes), beside the workerd files: none runs `npm start`.
-      nodeProject("node", ["test/node/**/*.test.ts"], SERVERS, 0, 4),
-      // After the workerd files, one at a time: each starts a whole `npm start`
-      // (wrangler dev, its runtime, often a central store and a browser). Two
-      // at a time failed in CI: a live socket closed (1006) under the load,
-      // two local D1 migrations started at once failed inside the runtime
-      // ("false == true"), and the Try it server once stopped in the middle
-      // of its tests, cause not found.
-      nodeProject("node-servers", SERVERS, [], 1, 1),
+      nodeProject("node", ["test/node/**/*.test.ts"], [...SERVERS, TYPECHECK], 0, 4),
+      // After the workerd files, in two slots: the files that start a whole
+      // server (wrangler dev, its runtime, often a central store and a
+      // browser) one at a time (a lock), and beside the first of them the
+      // typecheck (named to sort first: Vitest hands out a group's files in
+      // project name order). Two servers at a time failed in CI: a live
+      // socket closed (1006) under the load, two local D1 migrations started
+      // at once failed inside the runtime ("false == true"), and the Try it
+      // server once stopped in the middle of its tests, cause not found.
+      nodeProject("node-check-types", [TYPECHECK], [], 1, 2),
+      nodeProject("node-servers", SERVERS, [], 1, 2, {
+        setupFiles: ["./test/node/one-server-at-a-time.ts"],
+        env: { PLAUDIT_SERVER_LOCK: join(tmpdir(), `plaudit-server-lock-${process.pid}`) },
+      }),
     ],
   },
 });
