@@ -216,10 +216,9 @@ export default defineConfig({
       // server (wrangler dev, its runtime, often a central store and a
       // browser) one at a time (a lock), and beside the first of them the
       // typecheck (named to sort first: Vitest hands out a group's files in
-      // project name order). Two servers at a time failed in CI: a live
-      // socket closed (1006) under the load, two local D1 migrations started
-      // at once failed inside the runtime ("false == true"), and the Try it
-      // server once stopped in the middle of its tests, cause not found.
+      // project name order). Two servers side by side are not run: a live
+      // socket closed (1006) under the load, and two local D1 migrations at
+      // once failed inside the runtime ("false == true").
       nodeProject("node-check-types", [TYPECHECK], [], 1, 2),
       nodeProject("node-servers", SERVERS, [], 1, 2, {
         setupFiles: ["./test/node/one-server-at-a-time.ts"],

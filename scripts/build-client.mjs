@@ -22,8 +22,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const client = join(root, "clients", "typescript");
 const out = join(client, "dist", "plaudit-like.min.js");
 
-/** Every file under a folder, with its modification time. */
-function files(dir) {
+/** The modification time of every file under a folder. */
+function modified(dir) {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => statSync(join(entry.parentPath, entry.name)).mtimeMs);
@@ -35,7 +35,7 @@ function compiled() {
   const modules = sources.map((name) => join(client, "dist", name.replace(/\.ts$/, ".js")));
   try {
     const oldestOutput = Math.min(...modules.map((path) => statSync(path).mtimeMs));
-    return oldestOutput > Math.max(...files(join(client, "src")), statSync(join(client, "tsconfig.json")).mtimeMs);
+    return oldestOutput > Math.max(...modified(join(client, "src")), statSync(join(client, "tsconfig.json")).mtimeMs);
   } catch {
     return false;
   }
@@ -43,7 +43,8 @@ function compiled() {
 
 if (!compiled()) {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-  const run = spawnSync(process.execPath, [tsc, "-p", client], { stdio: "inherit" });
+  // With errors it writes nothing, so a failed build is never taken for an up-to-date one.
+  const run = spawnSync(process.execPath, [tsc, "-p", client, "--noEmitOnError"], { stdio: "inherit" });
   if (run.status !== 0) process.exit(run.status ?? 1);
 }
 

@@ -1,8 +1,9 @@
 // The local D1 databases of a state folder and the migrations they hold.
 //
 // A stamp beside the databases names what they were last migrated from (a
-// hash of wrangler.toml and of every file in migrations/, the folder each
-// database of wrangler.toml names), written once every migration applied.
+// hash of wrangler.toml, of every file in migrations/, the folder each
+// database of wrangler.toml names, and of the local runtime's version),
+// written once every migration applied.
 // `npm start` skips the migration step (a runtime of its own, about five
 // seconds) when it matches: a restart on the same state folder has nothing
 // to apply.
@@ -12,7 +13,11 @@
 // folder migrated, so a new folder starts as fast as a restart.
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The version of the local runtime this project runs (Miniflare's). */
+const RUNTIME = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "node_modules", "miniflare", "package.json"), "utf8")).version;
 
 /** Where wrangler and Miniflare keep a state folder's D1 databases. */
 function d1Folder(persistTo) {
@@ -28,9 +33,13 @@ function copiesFolder(root) {
   return join(root, ".wrangler", "migrated-d1");
 }
 
-/** The hash of wrangler.toml (which databases, which folders) and of each migration's name and text. */
+/**
+ * The hash of wrangler.toml (which databases, which folders), of each
+ * migration's name and text, and of the local runtime's version (how it lays
+ * the databases out on disk).
+ */
 export function migrationsHash(root) {
-  const hash = createHash("sha256").update(readFileSync(join(root, "wrangler.toml")));
+  const hash = createHash("sha256").update(readFileSync(join(root, "wrangler.toml"))).update(RUNTIME);
   const dir = join(root, "migrations");
   for (const name of readdirSync(dir).filter((n) => n.endsWith(".sql")).sort()) hash.update(name).update(readFileSync(join(dir, name)));
   return hash.digest("hex");
@@ -53,11 +62,26 @@ export function isFresh(persistTo) {
   return !existsSync(d1Folder(persistTo));
 }
 
-/** Gives a fresh state folder a copy of databases migrated from the same files; false when there is none yet. */
+/**
+ * Gives a fresh state folder a copy of databases migrated from the same
+ * files; false when there is none yet. Copied aside and renamed into place:
+ * a copy cut short leaves the folder fresh, never stamped over missing files.
+ */
 export function copyMigrated(root, persistTo) {
   const copy = join(copiesFolder(root), migrationsHash(root));
   if (!existsSync(copy)) return false;
-  cpSync(copy, d1Folder(persistTo), { recursive: true });
+  let incoming;
+  try {
+    mkdirSync(join(persistTo, "v3"), { recursive: true });
+    incoming = mkdtempSync(join(persistTo, "v3", ".d1-incoming-"));
+    cpSync(copy, incoming, { recursive: true });
+    renameSync(incoming, d1Folder(persistTo));
+  } catch {
+    // The copy only saves time: the migrations run instead.
+    return false;
+  } finally {
+    if (incoming) rmSync(incoming, { recursive: true, force: true });
+  }
   return isMigrated(root, persistTo);
 }
 
@@ -72,15 +96,17 @@ export function keepMigrated(root, persistTo) {
   const copies = copiesFolder(root);
   const copy = join(copies, hash);
   if (!isMigrated(root, persistTo) || existsSync(copy)) return;
-  mkdirSync(copies, { recursive: true });
-  const incoming = mkdtempSync(join(copies, ".incoming-"));
-  cpSync(d1Folder(persistTo), incoming, { recursive: true });
+  let incoming;
   try {
+    mkdirSync(copies, { recursive: true });
+    incoming = mkdtempSync(join(copies, ".incoming-"));
+    cpSync(d1Folder(persistTo), incoming, { recursive: true });
     renameSync(incoming, copy);
   } catch {
-    // Another start kept the same copy first.
-    rmSync(incoming, { recursive: true, force: true });
+    // Another start kept the same copy first, or it could not be written: it only saves time.
     return;
+  } finally {
+    if (incoming) rmSync(incoming, { recursive: true, force: true });
   }
   for (const old of readdirSync(copies)) if (old !== hash && !old.startsWith(".incoming-")) rmSync(join(copies, old), { recursive: true, force: true });
 }

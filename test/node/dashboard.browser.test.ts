@@ -11,7 +11,6 @@ import { freePort } from "../../bench/lib/server";
 import { signJwt } from "../../shared/jwt";
 import { printServerOutputOnFailure } from "./server-output";
 
-
 const ROOT = resolve(import.meta.dirname, "../..");
 const ARTIFACTS = join(ROOT, "test/artifacts");
 const CHROMIUM = "/usr/bin/chromium";

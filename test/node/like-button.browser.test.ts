@@ -159,7 +159,7 @@ describe("the like button in chromium", () => {
       await route.continue();
     });
     await press(page, id!);
-    await expect.poll(() => shown(page, id!)).toMatchObject({ pressed: "true", count: "1", busy: "true" });
+    await expect.poll(() => shown(page, id!), { timeout: 10_000 }).toMatchObject({ pressed: "true", count: "1", busy: "true" });
     // Someone else likes it while the answer is held: the answer's count (2) replaces the guess (1).
     expect((await api("POST", "/v1/like", await newUserToken(), { item_id: id, item_type: "post" })).status).toBe(200);
     release();

@@ -1,9 +1,8 @@
 // Setup file of the files that start a whole server (vitest.config.ts,
 // `node-servers`): they share their group's two worker slots with the
-// typecheck, but never run two at once. Two servers side by side have failed
-// in ways a single one does not (two local D1 migrations at once, a live
-// socket closed under the load, a server stopped mid-test), so each file
-// holds a lock from before its first hook to after its last.
+// typecheck, but never run two at once (two servers side by side compete for
+// two cores and their migrations for one runtime), so each file holds a lock
+// from before its first hook to after its last.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, vi } from "vitest";
@@ -41,9 +40,20 @@ function tryLock(): boolean {
     rmSync(mine, { recursive: true, force: true });
     // Held by a live file, or left by one whose process died holding it.
     const pid = Number(readOr(holder, "0"));
-    if (pid > 0 && !alive(pid)) rmSync(lock, { recursive: true, force: true });
+    if (pid > 0 && !alive(pid)) release();
     return false;
   }
+}
+
+/** Renamed aside before it is removed: a folder emptied in place could be taken by a waiter's rename, then removed under it. */
+function release(): void {
+  const aside = `${lock}.released.${process.pid}`;
+  try {
+    renameSync(lock, aside);
+  } catch {
+    return;
+  }
+  rmSync(aside, { recursive: true, force: true });
 }
 
 // As long as the longest server file may take on a busy machine.
@@ -54,5 +64,5 @@ beforeAll(async () => {
 }, WAIT_MS);
 
 afterAll(() => {
-  if (readOr(holder, "") === String(process.pid)) rmSync(lock, { recursive: true, force: true });
+  if (readOr(holder, "") === String(process.pid)) release();
 });
