@@ -63,50 +63,46 @@ export function isFresh(persistTo) {
 }
 
 /**
- * Gives a fresh state folder a copy of databases migrated from the same
- * files; false when there is none yet. Copied aside and renamed into place:
- * a copy cut short leaves the folder fresh, never stamped over missing files.
+ * Copies a folder to `to` through a folder beside it, renamed into place: the
+ * copy is whole or absent. False when it could not be made (`to` taken, the
+ * disk full): a copy here only ever saves time.
  */
-export function copyMigrated(root, persistTo) {
-  const copy = join(copiesFolder(root), migrationsHash(root));
-  if (!existsSync(copy)) return false;
+function copyWhole(from, to) {
   let incoming;
   try {
-    mkdirSync(join(persistTo, "v3"), { recursive: true });
-    incoming = mkdtempSync(join(persistTo, "v3", ".d1-incoming-"));
-    cpSync(copy, incoming, { recursive: true });
-    renameSync(incoming, d1Folder(persistTo));
+    mkdirSync(dirname(to), { recursive: true });
+    incoming = mkdtempSync(join(dirname(to), ".incoming-"));
+    cpSync(from, incoming, { recursive: true });
+    renameSync(incoming, to);
+    return true;
   } catch {
-    // The copy only saves time: the migrations run instead.
     return false;
   } finally {
     if (incoming) rmSync(incoming, { recursive: true, force: true });
   }
-  return isMigrated(root, persistTo);
+}
+
+/**
+ * Gives a fresh state folder a copy of databases migrated from the same
+ * files; false when there is none (the migrations run instead). A copy cut
+ * short leaves the folder fresh, never stamped over missing files.
+ */
+export function copyMigrated(root, persistTo) {
+  const copy = join(copiesFolder(root), migrationsHash(root));
+  return existsSync(copy) && copyWhole(copy, d1Folder(persistTo)) && isMigrated(root, persistTo);
 }
 
 /**
  * Keeps the databases of a state folder just migrated from nothing (before
  * anything else wrote to them) for the next fresh folder, in place of copies
- * from older migrations. Written aside and renamed into place, so a copy is
- * whole or absent.
+ * from older migrations.
  */
 export function keepMigrated(root, persistTo) {
   const hash = migrationsHash(root);
   const copies = copiesFolder(root);
   const copy = join(copies, hash);
   if (!isMigrated(root, persistTo) || existsSync(copy)) return;
-  let incoming;
-  try {
-    mkdirSync(copies, { recursive: true });
-    incoming = mkdtempSync(join(copies, ".incoming-"));
-    cpSync(d1Folder(persistTo), incoming, { recursive: true });
-    renameSync(incoming, copy);
-  } catch {
-    // Another start kept the same copy first, or it could not be written: it only saves time.
-    return;
-  } finally {
-    if (incoming) rmSync(incoming, { recursive: true, force: true });
-  }
+  // Not kept: another start kept the same copy first, or it could not be written.
+  if (!copyWhole(d1Folder(persistTo), copy)) return;
   for (const old of readdirSync(copies)) if (old !== hash && !old.startsWith(".incoming-")) rmSync(join(copies, old), { recursive: true, force: true });
 }

@@ -1,6 +1,6 @@
 // `npm run typecheck`: the Worker's project and the Node project checked side
-// by side (each tsc keeps about one core busy, and npm test waits for both),
-// failing when either fails.
+// by side (each tsc keeps about one core busy), failing when either fails.
+// `npm test` runs it as test/node/typecheck.test.ts.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 

@@ -60,6 +60,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Where a server started here writes its output: server.log in its state folder. */
+export function serverLogFile(stateDir: string): string {
+  return join(stateDir, "server.log");
+}
+
 export function freshStateDir(prefix = "plaudit-state-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
@@ -188,7 +193,7 @@ type Launch = { env: Record<string, string>; port: number; secret: string; state
 /** Runs a server command as its own process group, logging to server.log, and waits for /healthz. */
 async function launch(command: string, args: string[], options: Launch): Promise<LocalServer> {
   const { port, secret, stateDir } = options;
-  const log = createWriteStream(join(stateDir, "server.log"), { flags: "a" });
+  const log = createWriteStream(serverLogFile(stateDir), { flags: "a" });
   const child = spawn(command, args, {
     cwd: root,
     detached: true,

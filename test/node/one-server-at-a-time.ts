@@ -1,8 +1,7 @@
 // Setup file of the files that start a whole server (vitest.config.ts,
 // `node-servers`): they share their group's two worker slots with the
-// typecheck, but never run two at once (two servers side by side compete for
-// two cores and their migrations for one runtime), so each file holds a lock
-// from before its first hook to after its last.
+// typecheck, but never run two at once (vitest.config.ts says why), so each
+// file holds a lock from before its first hook to after its last.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, vi } from "vitest";

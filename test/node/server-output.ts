@@ -2,8 +2,8 @@
 // server's output: why a server stopped (a port taken, a child that exited)
 // is otherwise gone with its state folder.
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach } from "vitest";
+import { serverLogFile } from "../../bench/lib/server";
 
 const LINES = 100;
 
@@ -17,8 +17,8 @@ export function printServerOutputOnFailure(output: () => string | undefined): vo
   });
 }
 
-/** The output of a server from bench/lib/server.ts, which logs to server.log in its state folder. */
+/** The output of a server started by bench/lib/server.ts. */
 export function serverLog(stateDir: string | undefined): string | undefined {
-  const file = stateDir && join(stateDir, "server.log");
+  const file = stateDir && serverLogFile(stateDir);
   return file && existsSync(file) ? readFileSync(file, "utf8") : undefined;
 }
