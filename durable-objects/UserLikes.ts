@@ -115,7 +115,10 @@ export class UserLikes extends DurableObject<Env> {
     }
     ctx.blockConcurrencyWhile(async () => {
       await this.#storage.loadAlarm();
-      if (this.#alarm.needed) this.#alarm.ensure(Date.now() + RETRY_BASE_MS);
+      // A new instance has no delivery in flight: what its outbox holds (a crash's or an
+      // eviction's leftovers) waits only on the alarm, so it is brought forward, not left to the sweep.
+      if (this.pendingDeliveries() > 0) this.#alarm.set(Date.now() + RETRY_BASE_MS);
+      else if (this.#alarm.needed) this.#alarm.ensure(Date.now() + RETRY_BASE_MS);
     });
   }
 
@@ -279,8 +282,9 @@ export class UserLikes extends DurableObject<Env> {
     this.#storage.alarmFired();
     // Stored before any call goes out (the output gate), so a crash mid-step still leaves the next step an alarm.
     if (this.#removal.active) this.#alarm.set(Date.now() + REMOVAL_SAFETY_MS);
+    let failures = 0;
     try {
-      if (this.#schema.ready) await this.#delivery.redeliver();
+      if (this.#schema.ready) failures = await this.#delivery.redeliver();
       // The alarm woke the object anyway: what it delivered is stored now.
       this.#storeDelivered();
     } catch (error) {
@@ -290,7 +294,8 @@ export class UserLikes extends DurableObject<Env> {
     try {
       let next = removalStep;
       if (this.pendingDeliveries() > 0) {
-        this.#retryAttempt++;
+        // Only failures back off: an edge changed while this alarm ran has a delivery of its own in flight.
+        this.#retryAttempt = failures > 0 ? this.#retryAttempt + 1 : 0;
         const retry = Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS);
         next = Math.min(next ?? retry, retry);
       } else {

@@ -4,13 +4,13 @@
 // hash of wrangler.toml, of every file in migrations/, the folder each
 // database of wrangler.toml names, and of the local runtime's version),
 // written once every migration applied.
+// `npm start` skips the migration step (a runtime of its own, about five
+// seconds) when it matches: a restart on the same state folder has nothing
+// to apply.
 //
 // A fresh state folder gets a copy of databases migrated from the same files
 // before, kept under .wrangler/migrated-d1/<hash>/ from the first fresh
-// folder migrated: `npm start` then skips the migration step (a runtime of
-// its own, about five seconds). A restart on a migrated folder still runs it
-// (applying nothing): restarts that quick left a user's outbox undelivered
-// for over 30 s in test/node/crash.test.ts, for a reason not yet found.
+// folder migrated, so a new folder starts as fast as a restart.
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -26,7 +26,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnCentralStore } from "./central-store-process.mjs";
 import { appendDevVar, readDevVars } from "./dev-vars.mjs";
-import { copyMigrated, isFresh, keepMigrated } from "./local-d1.mjs";
+import { copyMigrated, isFresh, isMigrated, keepMigrated } from "./local-d1.mjs";
 import { descendants, endAll } from "./processes.mjs";
 import { readCrons, runSchedule } from "./schedule.mjs";
 
@@ -58,10 +58,10 @@ if (!readDevVars(devVars).AUTH_SECRET) {
 }
 
 // Every D1 binding in wrangler.toml gets the migrations (DB and the other count databases),
-// unless the state folder is fresh and a copy of databases migrated from the same files
-// exists (scripts/local-d1.mjs).
+// unless this state folder was migrated from the same files already (a restart), or is
+// fresh and a copy of databases migrated from them exists (scripts/local-d1.mjs).
 const fresh = isFresh(stateDir);
-if (!(fresh && copyMigrated(root, stateDir))) {
+if (!isMigrated(root, stateDir) && !(fresh && copyMigrated(root, stateDir))) {
   const migrate = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), stateDir], {
     cwd: root,
     env,

@@ -44,15 +44,17 @@ export class EdgeDelivery {
   /**
    * Delivers an edge's undelivered changes to its home. Deliveries of one
    * edge never overlap: a re-homing must not race a send to the old home, or
-   * the edge could end up held by two homes.
+   * the edge could end up held by two homes. Resolves to false when the
+   * delivery failed (the change waits in the outbox).
    */
-  deliver(item: string, counter: ToggleCounter): Promise<void> {
+  deliver(item: string, counter: ToggleCounter): Promise<boolean> {
     return this.#locks.run(keyOf({ item, counter }), () => this.#send(item, counter));
   }
 
-  /** Every edge the item side has not acknowledged, at once. */
-  async redeliver(): Promise<void> {
-    await Promise.all(this.host.outbox.undelivered().map((edge) => this.deliver(edge.item, edge.counter)));
+  /** Every edge the item side has not acknowledged, at once; resolves to how many of those deliveries failed. */
+  async redeliver(): Promise<number> {
+    const sent = await Promise.all(this.host.outbox.undelivered().map((edge) => this.deliver(edge.item, edge.counter)));
+    return sent.filter((delivered) => !delivered).length;
   }
 
   /**
@@ -72,14 +74,14 @@ export class EdgeDelivery {
     await this.#imports;
   }
 
-  async #send(item: string, counter: ToggleCounter): Promise<void> {
+  async #send(item: string, counter: ToggleCounter): Promise<boolean> {
     const { env, storage, outbox } = this.host;
     const user = this.host.user();
-    if (user === null) return;
+    if (user === null) return true;
     try {
       for (let attempt = 0; attempt < MAX_REHOMES; attempt++) {
         const due = outbox.due({ item, counter });
-        if (due === null) return;
+        if (due === null) return true;
         const { state, inc, seq, at, home } = due;
         const change: EdgeChange = { user, counter, state, inc, seq, at };
         const result = await applyAtHome(env, item, home, [change], "user_likes", USER_DELIVERY_TIMEOUT_MS);
@@ -87,7 +89,7 @@ export class EdgeDelivery {
           outbox.delivered({ item, counter }, change);
           metrics.count("outbox_delivered_total", { object: "user_likes" });
           this.host.acknowledged();
-          return;
+          return true;
         }
         rememberPlacement(item, result.placement, config(env).SHARD_MAP_TTL_MS, Date.now());
         // A handed-over edge names its child; a new edge on a hot item goes where its user hashes.
@@ -100,6 +102,7 @@ export class EdgeDelivery {
     } catch (error) {
       log("error", "delivery_failed", { item, error: String(error) });
       this.host.failed();
+      return false;
     }
   }
 }

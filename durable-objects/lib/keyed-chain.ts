@@ -5,7 +5,7 @@
 export class KeyedChain {
   readonly #tails = new Map<string, Promise<void>>();
 
-  run(key: string, work: () => Promise<void>): Promise<void> {
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
     const previous = this.#tails.get(key) ?? Promise.resolve();
     const run = previous.then(work);
     const settled = run.then(

@@ -21,7 +21,7 @@ export type RemovalHost = {
   writeSeq: (user: string, seq: number, changed: readonly { item: string; counter: ToggleCounter }[]) => void;
   /** Changes in the outbox that the item side has not acknowledged. */
   undelivered: () => number;
-  deliver: (item: string, counter: ToggleCounter) => Promise<void>;
+  deliver: (item: string, counter: ToggleCounter) => Promise<unknown>;
   /** Asks the edge's home (and the head, when a child holds it) to drop its row; false while the pipeline still carries it. */
   forget: (user: string, item: string, counter: ToggleCounter, home: number) => Promise<boolean>;
   /** Sends the Worker the request to wipe the user's rows in the stores. */

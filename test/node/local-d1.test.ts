@@ -27,7 +27,7 @@ function migratedState(projectDir: string, name: string): string {
 }
 
 describe("the local D1 databases' migrations", () => {
-  it("are stamped once every database is migrated, with what they were migrated from", () => {
+  it("are stamped once every database is migrated, so a restart on the same state folder skips the step", () => {
     const state = join(work, "state");
     expect(isFresh(state)).toBe(true);
     expect(isMigrated(root, state)).toBe(false);

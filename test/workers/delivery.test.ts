@@ -128,6 +128,31 @@ describe("an acknowledged like survives an item side that fails", () => {
     expect(await countOf(id)).toBe(1);
   });
 
+  it("brings the alarm forward when a new instance finds its outbox holding a change, as after a crash", async () => {
+    const user = await newUser();
+    const id = freshId();
+    const item = itemStub(`post:${id}`);
+    await runInDurableObject(item, (instance) => {
+      failNext(instance, "apply", 1);
+    });
+    expect((await like(user.token, id)).status).toBe(200);
+    expect(await userStub(user.id).pendingDeliveries()).toBe(1);
+    // The alarm the crashed instance left is far off (a sweep, or a long backoff).
+    const farOff = Date.now() + 120_000;
+    await runInDurableObject(userStub(user.id), (_, state) => state.storage.setAlarm(farOff));
+    await runInDurableObject(userStub(user.id), (_, state) => state.abort("a crash")).catch(() => {});
+
+    const woke = Date.now();
+    expect(await userStub(user.id).pendingDeliveries()).toBe(1);
+    const alarm = await runInDurableObject(userStub(user.id), (_, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    expect(alarm).toBeLessThan(farOff);
+    expect(alarm).toBeLessThanOrEqual(Date.now() + 1_000);
+    expect(alarm).toBeGreaterThanOrEqual(woke);
+    await expect.poll(async () => (await item.read()).counts.likes, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => userStub(user.id).pendingDeliveries(), { timeout: 10_000 }).toBe(0);
+  });
+
   it("delivers a like and a later unlike that both failed in the right order", async () => {
     const user = await newUser();
     const id = freshId();
