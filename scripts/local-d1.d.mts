@@ -3,5 +3,6 @@ export function migrationsHash(root: string): string;
 export function isMigrated(root: string, persistTo: string): boolean;
 export function markMigrated(root: string, persistTo: string): void;
 export function isFresh(persistTo: string): boolean;
+export function hasMigratedCopy(root: string): boolean;
 export function copyMigrated(root: string, persistTo: string): boolean;
 export function keepMigrated(root: string, persistTo: string): void;

@@ -82,14 +82,18 @@ function copyWhole(from, to) {
   }
 }
 
+/** A copy of databases migrated from the current files is kept. */
+export function hasMigratedCopy(root) {
+  return existsSync(join(copiesFolder(root), migrationsHash(root)));
+}
+
 /**
  * Gives a fresh state folder a copy of databases migrated from the same
  * files; false when there is none (the migrations run instead). A copy cut
  * short leaves the folder fresh, never stamped over missing files.
  */
 export function copyMigrated(root, persistTo) {
-  const copy = join(copiesFolder(root), migrationsHash(root));
-  return existsSync(copy) && copyWhole(copy, d1Folder(persistTo)) && isMigrated(root, persistTo);
+  return hasMigratedCopy(root) && copyWhole(join(copiesFolder(root), migrationsHash(root)), d1Folder(persistTo)) && isMigrated(root, persistTo);
 }
 
 /**
