@@ -5,7 +5,7 @@
 // plaudit with its own .dev.vars), so a run never meets a developer's data.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -63,6 +63,12 @@ export async function freePort(): Promise<number> {
 /** Where a server started here writes its output: server.log in its state folder. */
 export function serverLogFile(stateDir: string): string {
   return join(stateDir, "server.log");
+}
+
+/** The last `lines` lines a server started here wrote, or undefined when it wrote nothing yet. */
+export function serverLogTail(stateDir: string, lines: number): string | undefined {
+  const file = serverLogFile(stateDir);
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").slice(-lines).join("\n") : undefined;
 }
 
 export function freshStateDir(prefix = "plaudit-state-"): string {
@@ -202,6 +208,8 @@ async function launch(command: string, args: string[], options: Launch): Promise
   });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
+  let closed = false;
+  child.once("close", () => (closed = true));
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${command}`);
   const url = `http://127.0.0.1:${port}`;
@@ -218,7 +226,10 @@ async function launch(command: string, args: string[], options: Launch): Promise
     await waitForHealth(url, child, options.readyTimeoutMs);
   } catch (error) {
     await kill();
-    throw error;
+    // Why it never answered is in its output, which goes with its state folder.
+    if (!closed) await new Promise((resolve) => child.once("close", resolve));
+    if (log.writableEnded && !log.writableFinished) await new Promise<void>((resolve) => log.once("finish", () => resolve()));
+    throw new Error(`${(error as Error).message}\nIts output, last 100 lines:\n${serverLogTail(stateDir, 100) ?? "(none)"}`, { cause: error });
   }
   return { url, port, pid, secret, stateDir, kill, stop };
 }

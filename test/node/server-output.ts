@@ -1,9 +1,8 @@
 // A failed test of a file that started a whole server prints the end of that
 // server's output: why a server stopped (a port taken, a child that exited)
 // is otherwise gone with its state folder.
-import { existsSync, readFileSync } from "node:fs";
 import { afterEach } from "vitest";
-import { serverLogFile } from "../../bench/lib/server";
+import { serverLogTail } from "../../bench/lib/server";
 
 const LINES = 100;
 
@@ -19,6 +18,5 @@ export function printServerOutputOnFailure(output: () => string | undefined): vo
 
 /** The output of a server started by bench/lib/server.ts. */
 export function serverLog(stateDir: string | undefined): string | undefined {
-  const file = stateDir && serverLogFile(stateDir);
-  return file && existsSync(file) ? readFileSync(file, "utf8") : undefined;
+  return stateDir && serverLogTail(stateDir, LINES);
 }
