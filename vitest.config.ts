@@ -178,10 +178,8 @@ const SERVERS = [
   "test/node/try-it.test.ts",
 ];
 /**
- * Server files that run with no other server beside them: the kills and the
- * 1,000 live sockets. Beside a second server a live socket closed (1006)
- * under the load, and the crash tests' deadlines assume a server that has
- * the machine to itself.
+ * Server files that run with no other server beside them: the 1,000 live
+ * sockets, one of which closed (1006) under the load beside a second server.
  */
 const SERVERS_ALONE = ["test/node/live.test.ts"];
 
@@ -229,7 +227,7 @@ export default defineConfig({
       workerdProject("k4", ["test/workers/reads.test.ts", "test/workers/privacy-reads.test.ts"], FOUR_DATABASES),
       workerdProject("reshard", ["test/reshard/**/*.test.ts"], RESHARD),
       // Checks that need Node rather than workerd (tools that compile code at
-      // run time, child processes), beside the workerd files: none runs `npm start`.
+      // run time, child processes), beside the workerd files: none starts a whole server.
       nodeProject("node", ["test/node/**/*.test.ts"], [...SERVERS, ...SERVERS_ALONE, TYPECHECK], 0, 4),
       // After the workerd files, in two slots: the files that start a whole
       // server (wrangler dev, its runtime, often a central store and a

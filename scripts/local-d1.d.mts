@@ -5,4 +5,5 @@ export function markMigrated(root: string, persistTo: string): void;
 export function isFresh(persistTo: string): boolean;
 export function hasMigratedCopy(root: string): boolean;
 export function copyMigrated(root: string, persistTo: string): boolean;
+export function readyWithoutMigrating(root: string, persistTo: string): boolean;
 export function keepMigrated(root: string, persistTo: string): void;

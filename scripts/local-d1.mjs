@@ -97,6 +97,15 @@ export function copyMigrated(root, persistTo) {
 }
 
 /**
+ * The state folder needs no migration step: it was migrated from the same
+ * files already (a restart), or it is fresh and has just been given a copy of
+ * databases migrated from them.
+ */
+export function readyWithoutMigrating(root, persistTo) {
+  return isMigrated(root, persistTo) || (isFresh(persistTo) && copyMigrated(root, persistTo));
+}
+
+/**
  * Keeps the databases of a state folder just migrated from nothing (before
  * anything else wrote to them) for the next fresh folder, in place of copies
  * from older migrations.

@@ -26,7 +26,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnCentralStore } from "./central-store-process.mjs";
 import { appendDevVar, readDevVars } from "./dev-vars.mjs";
-import { copyMigrated, isFresh, isMigrated, keepMigrated } from "./local-d1.mjs";
+import { isFresh, keepMigrated, readyWithoutMigrating } from "./local-d1.mjs";
 import { descendants, endAll } from "./processes.mjs";
 import { readCrons, runSchedule } from "./schedule.mjs";
 
@@ -61,7 +61,7 @@ if (!readDevVars(devVars).AUTH_SECRET) {
 // unless this state folder was migrated from the same files already (a restart), or is
 // fresh and a copy of databases migrated from them exists (scripts/local-d1.mjs).
 const fresh = isFresh(stateDir);
-if (!isMigrated(root, stateDir) && !(fresh && copyMigrated(root, stateDir))) {
+if (!readyWithoutMigrating(root, stateDir)) {
   const migrate = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), stateDir], {
     cwd: root,
     env,

@@ -65,10 +65,11 @@ export function serverLogFile(stateDir: string): string {
   return join(stateDir, "server.log");
 }
 
-/** The last `lines` lines a server started here wrote, or undefined when it wrote nothing yet. */
+/** The last `lines` lines a server started here wrote, or undefined when it wrote nothing. */
 export function serverLogTail(stateDir: string, lines: number): string | undefined {
   const file = serverLogFile(stateDir);
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").slice(-lines).join("\n") : undefined;
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+  return text === "" ? undefined : text.split("\n").slice(-lines).join("\n");
 }
 
 export function freshStateDir(prefix = "plaudit-state-"): string {
@@ -127,10 +128,14 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number
  * Starts `node scripts/start.mjs` detached, as the leader of its own process
  * group: wrangler dev spawns workerd children, and only a signal to the whole
  * group is sure to reach all of them. Output goes to server.log in the state
- * folder.
+ * folder. Its inspector gets a port of its own unless the caller names one:
+ * wrangler dev probes for the first free port from 9229, and two servers
+ * starting side by side can both find 9229 free, and one then fails.
  */
 export async function startServer(options: ServerOptions = {}): Promise<LocalServer> {
-  return await startWith([join(root, "scripts", "start.mjs"), ...(options.wranglerArgs ?? [])], options);
+  const wranglerArgs = options.wranglerArgs ?? [];
+  const inspector = wranglerArgs.includes("--inspector-port") ? [] : ["--inspector-port", String(await freePort())];
+  return await startWith([join(root, "scripts", "start.mjs"), ...wranglerArgs, ...inspector], options);
 }
 
 /**
@@ -206,10 +211,13 @@ async function launch(command: string, args: string[], options: Launch): Promise
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...options.env },
   });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
-  let closed = false;
-  child.once("close", () => (closed = true));
+  // One file for both streams, ended once both are: the first to end would otherwise end it for the other.
+  child.stdout?.pipe(log, { end: false });
+  child.stderr?.pipe(log, { end: false });
+  const written = new Promise<void>((resolve) => {
+    child.once("close", () => log.end(resolve));
+    log.once("error", () => resolve());
+  });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${command}`);
   const url = `http://127.0.0.1:${port}`;
@@ -226,9 +234,9 @@ async function launch(command: string, args: string[], options: Launch): Promise
     await waitForHealth(url, child, options.readyTimeoutMs);
   } catch (error) {
     await kill();
-    // Why it never answered is in its output, which goes with its state folder.
-    if (!closed) await new Promise((resolve) => child.once("close", resolve));
-    if (log.writableEnded && !log.writableFinished) await new Promise<void>((resolve) => log.once("finish", () => resolve()));
+    // Why it never answered is in its output, which goes with its state folder. A process
+    // that outlived the kill may still hold the pipes: after 5 s its output so far is read.
+    await Promise.race([written, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
     throw new Error(`${(error as Error).message}\nIts output, last 100 lines:\n${serverLogTail(stateDir, 100) ?? "(none)"}`, { cause: error });
   }
   return { url, port, pid, secret, stateDir, kill, stop };

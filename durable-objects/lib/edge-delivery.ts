@@ -77,7 +77,8 @@ export class EdgeDelivery {
   async #send(item: string, counter: ToggleCounter): Promise<boolean> {
     const { env, storage, outbox } = this.host;
     const user = this.host.user();
-    if (user === null) return true;
+    // No user, no edges: an outbox entry here could not be sent, so it backs off rather than spins.
+    if (user === null) return false;
     try {
       for (let attempt = 0; attempt < MAX_REHOMES; attempt++) {
         const due = outbox.due({ item, counter });

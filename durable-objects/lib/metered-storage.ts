@@ -96,9 +96,13 @@ export class MeteredStorage {
     return this.#alarmAt;
   }
 
-  /** The alarm fired: the platform cleared it. */
+  /**
+   * The alarm fired: the platform cleared it. One set for later while the
+   * object started up inside this very run (`getAlarm` answered null) is
+   * still stored, so it is still known, and a settle clears it.
+   */
   alarmFired(): void {
-    this.#alarmAt = null;
+    if (this.#alarmAt === null || this.#alarmAt <= Date.now()) this.#alarmAt = null;
     metrics.count("storage_alarms_run_total", { object: this.object });
     this.recorded();
   }

@@ -33,7 +33,8 @@ describe("the /docs page in a browser, against npm start", () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     state = mkdtempSync(join(tmpdir(), "plaudit-docs-"));
-    server = spawn("node", ["scripts/start.mjs"], {
+    // Its inspector on a port of its own: another file's server may be starting beside it (bench/lib/server.ts startServer).
+    server = spawn("node", ["scripts/start.mjs", "--inspector-port", String(await freePort())], {
       cwd: root,
       env: {
         ...process.env,

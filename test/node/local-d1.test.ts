@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { copyMigrated, isFresh, isMigrated, keepMigrated, markMigrated, migrationsHash } from "../../scripts/local-d1.mjs";
+import { copyMigrated, isFresh, isMigrated, keepMigrated, markMigrated, migrationsHash, readyWithoutMigrating } from "../../scripts/local-d1.mjs";
 import { root } from "./npm-start";
 
 const work = mkdtempSync(join(tmpdir(), "plaudit-local-d1-"));
@@ -71,6 +71,23 @@ describe("the local D1 databases' migrations", () => {
     expect(existsSync(join(dir, ".wrangler", "migrated-d1", oldHash))).toBe(false);
     expect(readdirSync(join(dir, ".wrangler", "migrated-d1"))).toEqual([migrationsHash(dir)]);
     expect(copyMigrated(dir, join(work, "fresh-3"))).toBe(true);
+  });
+
+  it("need no step on a restart, nor on a fresh folder given a copy; a folder migrated from other files needs one", () => {
+    const dir = project("ready");
+    const restarted = migratedState(dir, "ready-restarted");
+    expect(readyWithoutMigrating(dir, restarted)).toBe(true);
+
+    const fresh = join(work, "ready-fresh");
+    expect(readyWithoutMigrating(dir, fresh)).toBe(false);
+    expect(isFresh(fresh)).toBe(true);
+    keepMigrated(dir, restarted);
+    expect(readyWithoutMigrating(dir, fresh)).toBe(true);
+    expect(isMigrated(dir, fresh)).toBe(true);
+
+    writeFileSync(join(dir, "migrations", "9999_new.sql"), "CREATE TABLE t (id INTEGER);\n");
+    expect(readyWithoutMigrating(dir, restarted)).toBe(false);
+    expect(readyWithoutMigrating(dir, fresh)).toBe(false);
   });
 
   it("are never kept from a state folder whose stamp does not match", () => {

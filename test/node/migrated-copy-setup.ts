@@ -18,6 +18,8 @@ export default function setup(): void {
     const run = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), state], { cwd: root, encoding: "utf8" });
     if (run.status !== 0) throw new Error(`the local D1 migrations failed:\n${run.stdout}${run.stderr}`);
     keepMigrated(root, state);
+    // Without it every server would migrate its own databases, side by side.
+    if (!hasMigratedCopy(root)) throw new Error(`the migrated local D1 databases could not be kept under ${join(root, ".wrangler", "migrated-d1")}`);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -12,11 +12,11 @@ export const root = resolve(import.meta.dirname, "../..");
 export type NpmStart = { process: ChildProcess; group: number; output: () => string };
 
 /**
- * Starts `npm start` with this environment and waits for its banner (two D1
- * migrations and wrangler dev: a minute alone, several on a busy machine).
- * Its inspector gets a port of its own: wrangler's default (9229) goes to
- * whichever server of the files running side by side asks first, so a test
- * could see it taken again after its own server freed it.
+ * Starts `npm start` with this environment and waits for its banner (the D1
+ * databases copied or migrated, then wrangler dev: seconds alone, up to
+ * minutes on a busy machine). Its inspector gets a port of its own:
+ * wrangler dev probes for the first free port from 9229, and two servers
+ * starting side by side can both find it free, and one then fails.
  */
 export async function npmStart(env: NodeJS.ProcessEnv): Promise<NpmStart> {
   const inspector = await freePort();

@@ -16,7 +16,7 @@ export function printServerOutputOnFailure(output: () => string | undefined): vo
   });
 }
 
-/** The output of a server started by bench/lib/server.ts. */
+/** The last lines of the output of a server started by bench/lib/server.ts. */
 export function serverLog(stateDir: string | undefined): string | undefined {
   return stateDir && serverLogTail(stateDir, LINES);
 }

@@ -1,9 +1,9 @@
 // Setup file of the files that start a whole server (vitest.config.ts,
 // `node-servers` and `node-servers-alone`): they share their group's two
-// worker slots with the typecheck. Two servers may run side by side, but a
-// file whose server is under heavy load (many sockets, kills) runs alone
-// (vitest.config.ts says why). Each file holds its server slots from before
-// its first hook to after its last.
+// worker slots with the typecheck. Two servers may run side by side, but the
+// files of `node-servers-alone` run with no other (vitest.config.ts says
+// why). Each file holds its server slots from before its first hook to after
+// its last.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, vi } from "vitest";

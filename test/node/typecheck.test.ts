@@ -1,6 +1,6 @@
-// `npm run typecheck` as one of the checks of `npm test`, beside the files
-// that start a whole server (vitest.config.ts): those mostly wait on their
-// server, so the two compilers use cores that would otherwise idle.
+// `npm run typecheck` as one of the checks of `npm test`, beside the first
+// of the files that start a whole server (vitest.config.ts): those mostly
+// wait on their server, so the two compilers use cores that would otherwise idle.
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { root } from "./npm-start";
