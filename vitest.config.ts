@@ -183,7 +183,7 @@ const SERVERS = [
  */
 const SERVERS_ALONE = ["test/node/live.test.ts"];
 
-function nodeProject(name: string, include: string[], exclude: string[], groupOrder: number, maxWorkers: number, extra: { setupFiles?: string[]; globalSetup?: string[]; env?: Record<string, string> } = {}) {
+function nodeProject(name: string, include: string[], exclude: string[], groupOrder: number, maxWorkers: number, extra: { setupFiles?: string[]; globalSetup?: string[]; env?: Record<string, string>; expect?: { poll: { timeout: number } } } = {}) {
   return {
     test: {
       name,
@@ -204,6 +204,8 @@ function serverSlots(alone: boolean) {
   return {
     setupFiles: ["./test/node/server-slots.ts"],
     globalSetup: ["./test/node/migrated-copy-setup.ts"],
+    // A page, a socket or a server beside another answers in seconds on a busy machine, not in Vitest's one.
+    expect: { poll: { timeout: 10_000 } },
     env: { PLAUDIT_SERVER_SLOTS: join(tmpdir(), `plaudit-server-slot-${process.pid}`), PLAUDIT_SERVER_ALONE: alone ? "1" : "0" },
   };
 }

@@ -115,10 +115,11 @@ export class UserLikes extends DurableObject<Env> {
     }
     ctx.blockConcurrencyWhile(async () => {
       await this.#storage.loadAlarm();
+      if (!this.#alarm.needed) return;
       // A new instance has no delivery in flight: what its outbox holds (a crash's or an
       // eviction's leftovers) waits on the alarm, so it is brought forward, not left to the sweep.
       if (this.pendingDeliveries() > 0) this.#alarm.request(Date.now() + RETRY_BASE_MS);
-      else if (this.#alarm.needed) this.#alarm.ensure(Date.now() + RETRY_BASE_MS);
+      else this.#alarm.ensure(Date.now() + RETRY_BASE_MS);
     });
   }
 

@@ -11,7 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
@@ -22,20 +22,16 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const client = join(root, "clients", "typescript");
 const out = join(client, "dist", "plaudit-like.min.js");
 
-/** The modification time of every file under a folder. */
-function modified(dir) {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => statSync(join(entry.parentPath, entry.name)).mtimeMs);
-}
-
-/** True when each source has its compiled module, and the oldest of those is newer than the newest source and tsconfig. */
+/** True when each source under src/ has its compiled module, and the oldest of those is newer than the newest source and tsconfig. */
 function compiled() {
-  const sources = readdirSync(join(client, "src")).filter((name) => name.endsWith(".ts"));
+  const sources = readdirSync(join(client, "src"), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
+    .map((entry) => relative(join(client, "src"), join(entry.parentPath, entry.name)));
   const modules = sources.map((name) => join(client, "dist", name.replace(/\.ts$/, ".js")));
+  const mtime = (path) => statSync(path).mtimeMs;
   try {
-    const oldestOutput = Math.min(...modules.map((path) => statSync(path).mtimeMs));
-    return oldestOutput > Math.max(...modified(join(client, "src")), statSync(join(client, "tsconfig.json")).mtimeMs);
+    const oldestOutput = Math.min(...modules.map(mtime));
+    return oldestOutput > Math.max(...sources.map((name) => mtime(join(client, "src", name))), mtime(join(client, "tsconfig.json")));
   } catch {
     return false;
   }

@@ -6,4 +6,5 @@ export function isFresh(persistTo: string): boolean;
 export function hasMigratedCopy(root: string): boolean;
 export function copyMigrated(root: string, persistTo: string): boolean;
 export function readyWithoutMigrating(root: string, persistTo: string): boolean;
+export function prepareDatabases(root: string, persistTo: string, env?: NodeJS.ProcessEnv): string | null;
 export function keepMigrated(root: string, persistTo: string): void;

@@ -1,9 +1,9 @@
 // The local D1 databases of a state folder and the migrations they hold.
 //
 // A stamp beside the databases names what they were last migrated from (a
-// hash of wrangler.toml, of every file in migrations/, the folder each
-// database of wrangler.toml names, and of the local runtime's version),
-// written once every migration applied.
+// hash of wrangler.toml, of every file in migrations/, the folder every
+// database of wrangler.toml names today, and of the local runtime's
+// version), written once every migration applied.
 // `npm start` skips the migration step (a runtime of its own, about five
 // seconds) when it matches: a restart on the same state folder has nothing
 // to apply.
@@ -11,6 +11,7 @@
 // A fresh state folder gets a copy of databases migrated from the same files
 // before, kept under .wrangler/migrated-d1/<hash>/ from the first fresh
 // folder migrated, so a new folder starts as fast as a restart.
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -46,8 +47,12 @@ export function migrationsHash(root) {
 }
 
 export function isMigrated(root, persistTo) {
+  return stampMatches(persistTo, migrationsHash(root));
+}
+
+function stampMatches(persistTo, hash) {
   try {
-    return readFileSync(stampFile(persistTo), "utf8") === migrationsHash(root);
+    return readFileSync(stampFile(persistTo), "utf8") === hash;
   } catch {
     return false;
   }
@@ -93,7 +98,12 @@ export function hasMigratedCopy(root) {
  * short leaves the folder fresh, never stamped over missing files.
  */
 export function copyMigrated(root, persistTo) {
-  return hasMigratedCopy(root) && copyWhole(join(copiesFolder(root), migrationsHash(root)), d1Folder(persistTo)) && isMigrated(root, persistTo);
+  return copyKept(root, persistTo, migrationsHash(root));
+}
+
+function copyKept(root, persistTo, hash) {
+  const copy = join(copiesFolder(root), hash);
+  return existsSync(copy) && copyWhole(copy, d1Folder(persistTo)) && stampMatches(persistTo, hash);
 }
 
 /**
@@ -102,7 +112,29 @@ export function copyMigrated(root, persistTo) {
  * databases migrated from them.
  */
 export function readyWithoutMigrating(root, persistTo) {
-  return isMigrated(root, persistTo) || (isFresh(persistTo) && copyMigrated(root, persistTo));
+  const hash = migrationsHash(root);
+  return stampMatches(persistTo, hash) || (isFresh(persistTo) && copyKept(root, persistTo, hash));
+}
+
+/**
+ * Gives a state folder databases migrated from the current files, as `npm
+ * start` does before each start: nothing on a restart, a kept copy into a
+ * fresh folder, else the migrations (scripts/migrate-local.mjs, a runtime of
+ * its own), whose result a fresh folder then keeps for the next. Returns
+ * null, or what the migrations printed when they failed.
+ */
+export function prepareDatabases(root, persistTo, env = process.env) {
+  const fresh = isFresh(persistTo);
+  if (readyWithoutMigrating(root, persistTo)) return null;
+  const run = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), persistTo], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    encoding: "utf8",
+  });
+  if (run.status !== 0) return `${run.stdout}${run.stderr}`;
+  if (fresh) keepMigrated(root, persistTo);
+  return null;
 }
 
 /**
@@ -114,7 +146,7 @@ export function keepMigrated(root, persistTo) {
   const hash = migrationsHash(root);
   const copies = copiesFolder(root);
   const copy = join(copies, hash);
-  if (!isMigrated(root, persistTo) || existsSync(copy)) return;
+  if (!stampMatches(persistTo, hash) || existsSync(copy)) return;
   // Not kept: another start kept the same copy first, or it could not be written.
   if (!copyWhole(d1Folder(persistTo), copy)) return;
   for (const old of readdirSync(copies)) if (old !== hash && !old.startsWith(".incoming-")) rmSync(join(copies, old), { recursive: true, force: true });

@@ -19,14 +19,14 @@
 //                          `info` adds each request, each queue batch and the Worker's info lines
 //   ALTERNATOR_ENDPOINT    (environment or .dev.vars) a real central store: the embedded one is not started
 // Arguments after `--` go to `wrangler dev` unchanged.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnCentralStore } from "./central-store-process.mjs";
 import { appendDevVar, readDevVars } from "./dev-vars.mjs";
-import { isFresh, keepMigrated, readyWithoutMigrating } from "./local-d1.mjs";
+import { prepareDatabases } from "./local-d1.mjs";
 import { descendants, endAll } from "./processes.mjs";
 import { readCrons, runSchedule } from "./schedule.mjs";
 
@@ -60,19 +60,10 @@ if (!readDevVars(devVars).AUTH_SECRET) {
 // Every D1 binding in wrangler.toml gets the migrations (DB and the other count databases),
 // unless this state folder was migrated from the same files already (a restart), or is
 // fresh and a copy of databases migrated from them exists (scripts/local-d1.mjs).
-const fresh = isFresh(stateDir);
-if (!readyWithoutMigrating(root, stateDir)) {
-  const migrate = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), stateDir], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    encoding: "utf8",
-  });
-  if (migrate.status !== 0) {
-    process.stderr.write(migrate.stdout + migrate.stderr);
-    await fail("Applying the D1 migrations failed.");
-  }
-  if (fresh) keepMigrated(root, stateDir);
+const migrationsFailed = prepareDatabases(root, stateDir, env);
+if (migrationsFailed !== null) {
+  process.stderr.write(migrationsFailed);
+  await fail("Applying the D1 migrations failed.");
 }
 
 /** Stops every server and whatever they started, then exits; used by signals and by a server's crash alike. */

@@ -144,7 +144,7 @@ afterAll(async () => {
 describe("the dashboard in chromium", () => {
   it("shows likes per second above zero and lists the item the likes made hot", async () => {
     const page = await openDashboard({ width: 1280, height: 900 }, serviceToken);
-    await expect.poll(() => likesValue(page).textContent(), { timeout: 10_000 }).toBe("0");
+    await expect.poll(() => likesValue(page).textContent()).toBe("0");
     expect(await page.locator("#login").isVisible()).toBe(false);
 
     let done = false;
@@ -188,23 +188,21 @@ describe("the dashboard in chromium", () => {
     };
     await expect.poll(firing, { timeout: 20_000, interval: 250 }).toContain("cache_hit_rate");
     const page = await openDashboard({ width: 1280, height: 900 }, serviceToken);
-    await expect.poll(() => page.locator('[data-panel="cache"].alerting').count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => page.locator('[data-panel="cache"].alerting').count()).toBe(1);
     // The alerts that have a panel of their own (the others show in the page's count of firing alerts).
     const withPanel = [
       ...["error_rate", "like_latency_p99", "read_latency_p99", "cache_hit_rate", "dedup_rate", "consumer_lag", "drift", "hot_items"],
       ...["queue_headroom", "d1_query_headroom", "d1_size_headroom", "objects_overloaded", "breaker_open"],
     ];
     await expect
-      .poll(async () => (await page.locator(".panel.alerting").count()) === (await firing()).filter((n) => withPanel.includes(n)).length, {
-        timeout: 10_000,
-      })
+      .poll(async () => (await page.locator(".panel.alerting").count()) === (await firing()).filter((n) => withPanel.includes(n)).length)
       .toBe(true);
     await page.close();
   }, 60_000);
 
   it("fits a phone-sized screen without sideways scrolling", async () => {
     const page = await openDashboard({ width: 390, height: 844 }, serviceToken);
-    await expect.poll(() => likesValue(page).isVisible(), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => likesValue(page).isVisible()).toBe(true);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-phone.png"), fullPage: true });
@@ -213,7 +211,7 @@ describe("the dashboard in chromium", () => {
 
   it("asks again for a token when a user's token is entered", async () => {
     const page = await openDashboard({ width: 800, height: 600 }, await token("7"));
-    await expect.poll(() => page.locator("#login-error").textContent(), { timeout: 10_000 }).toContain("service token");
+    await expect.poll(() => page.locator("#login-error").textContent()).toContain("service token");
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await page.close();
   }, 60_000);

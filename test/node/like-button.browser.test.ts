@@ -131,8 +131,8 @@ describe("the like button in chromium", () => {
     const page = await openFeed(context, ids, token);
     expect(calls.filter((c) => c === "POST /v1/counts")).toHaveLength(1);
     expect(calls.filter((c) => c === "POST /v1/has_liked")).toHaveLength(1);
-    await expect.poll(() => sockets.length, { timeout: 10_000 }).toBe(1);
-    await expect.poll(() => sentFrames.filter((f) => f.includes('"subscribe"')).length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => sockets.length).toBe(1);
+    await expect.poll(() => sentFrames.filter((f) => f.includes('"subscribe"')).length).toBe(1);
     expect(JSON.parse(sentFrames.find((f) => f.includes('"subscribe"'))!).items).toHaveLength(50);
     expect(await shown(page, ids[0]!)).toMatchObject({ pressed: "false", count: "0", title: "0 likes" });
     expect(await shown(page, ids[7]!)).toMatchObject({ pressed: "false", count: "1", title: "1 like" });
@@ -141,9 +141,9 @@ describe("the like button in chromium", () => {
 
     // A button taken off the page unsubscribes its item; the last one gone closes the socket.
     await page.evaluate((id) => document.querySelector(`plaudit-like[item-id="${id}"]`)!.remove(), ids[0]!);
-    await expect.poll(() => sentFrames.filter((f) => f.includes('"unsubscribe"')), { timeout: 10_000 }).toEqual([JSON.stringify({ type: "unsubscribe", items: [{ item_id: ids[0], item_type: "post" }] })]);
+    await expect.poll(() => sentFrames.filter((f) => f.includes('"unsubscribe"'))).toEqual([JSON.stringify({ type: "unsubscribe", items: [{ item_id: ids[0], item_type: "post" }] })]);
     await page.evaluate(() => document.getElementById("feed")!.replaceChildren());
-    await expect.poll(() => sockets[0]!.isClosed(), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => sockets[0]!.isClosed()).toBe(true);
     await context.close();
   }, 120_000);
 
@@ -159,7 +159,7 @@ describe("the like button in chromium", () => {
       await route.continue();
     });
     await press(page, id!);
-    await expect.poll(() => shown(page, id!), { timeout: 10_000 }).toMatchObject({ pressed: "true", count: "1", busy: "true" });
+    await expect.poll(() => shown(page, id!)).toMatchObject({ pressed: "true", count: "1", busy: "true" });
     // Someone else likes it while the answer is held: the answer's count (2) replaces the guess (1).
     expect((await api("POST", "/v1/like", await newUserToken(), { item_id: id, item_type: "post" })).status).toBe(200);
     release();
@@ -263,7 +263,7 @@ describe("the like button in chromium", () => {
     const button = page.locator(`article[data-item="${ids[4]}"] button`);
     expect(await button.getAttribute("aria-pressed")).toBe("false");
     await button.click();
-    await expect.poll(() => button.getAttribute("aria-pressed"), { timeout: 10_000 }).toBe("true");
+    await expect.poll(() => button.getAttribute("aria-pressed")).toBe("true");
     await expect.poll(() => button.textContent(), { timeout: 15_000 }).toContain("1");
     await expect.poll(() => button.getAttribute("aria-busy"), { timeout: 15_000 }).toBe("false");
     expect(await button.getAttribute("title")).toBe("1 like");
@@ -281,7 +281,7 @@ describe("the like button in chromium", () => {
       await route.continue();
     });
     await press(page, id!);
-    await expect.poll(() => shown(page, id!), { timeout: 10_000 }).toMatchObject({ pressed: "true", count: "1" });
+    await expect.poll(() => shown(page, id!)).toMatchObject({ pressed: "true", count: "1" });
     await expect
       .poll(() => shown(page, id!), { timeout: 30_000 })
       .toMatchObject({ pressed: "false", count: "0", busy: "false", message: "Your like was not saved: the server did not answer. Try again." });

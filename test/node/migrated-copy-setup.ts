@@ -2,11 +2,10 @@
 // the local D1 databases migrated from the current files are kept once
 // (scripts/local-d1.mjs), so that every server they start copies them and
 // no two of their servers, run side by side, migrate at once.
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { hasMigratedCopy, keepMigrated } from "../../scripts/local-d1.mjs";
+import { hasMigratedCopy, prepareDatabases } from "../../scripts/local-d1.mjs";
 
 const root = resolve(import.meta.dirname, "../..");
 
@@ -14,10 +13,8 @@ export default function setup(): void {
   if (hasMigratedCopy(root)) return;
   const scratch = mkdtempSync(join(tmpdir(), "plaudit-migrated-"));
   try {
-    const state = join(scratch, "wrangler");
-    const run = spawnSync(process.execPath, [join(root, "scripts", "migrate-local.mjs"), state], { cwd: root, encoding: "utf8" });
-    if (run.status !== 0) throw new Error(`the local D1 migrations failed:\n${run.stdout}${run.stderr}`);
-    keepMigrated(root, state);
+    const failed = prepareDatabases(root, join(scratch, "wrangler"));
+    if (failed !== null) throw new Error(`the local D1 migrations failed:\n${failed}`);
     // Without it every server would migrate its own databases, side by side.
     if (!hasMigratedCopy(root)) throw new Error(`the migrated local D1 databases could not be kept under ${join(root, ".wrangler", "migrated-d1")}`);
   } finally {
