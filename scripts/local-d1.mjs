@@ -87,11 +87,6 @@ function copyWhole(from, to) {
   }
 }
 
-/** A copy of databases migrated from the current files is kept. */
-export function hasMigratedCopy(root) {
-  return existsSync(join(copiesFolder(root), migrationsHash(root)));
-}
-
 /**
  * Gives a fresh state folder a copy of databases migrated from the same
  * files; false when there is none (the migrations run instead). A copy cut

@@ -1,50 +1,27 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../bench/lib/server";
+import { removeStateDir, startServer, type LocalServer } from "../../bench/lib/server";
 import { ENDPOINTS } from "../../workers/openapi/registry";
+import { printServerOutputOnFailure, serverLog } from "./server-output";
 
 // Debian's chromium. A missing browser fails the test rather than skipping it:
 // a skipped check looks, in a summary, like a passed one.
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((path) => existsSync(path));
 const root = resolve(import.meta.dirname, "../..");
 
-async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 240; i++) {
-    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}`);
-    const up = await fetch(url).then((r) => r.ok, () => false);
-    if (up) return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`${url} did not come up within two minutes`);
-}
-
 describe("the /docs page in a browser, against npm start", () => {
-  let server: ChildProcess;
+  let server: LocalServer | undefined;
   let browser: Browser;
   let base: string;
-  let state: string;
+
+  printServerOutputOnFailure(() => serverLog(server?.stateDir));
 
   beforeAll(async () => {
     if (!CHROMIUM) throw new Error("chromium is missing: run scripts/ensure-chromium.sh (as root) to install Debian's chromium");
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    state = mkdtempSync(join(tmpdir(), "plaudit-docs-"));
-    // Its inspector on a port of its own: another file's server may be starting beside it (bench/lib/server.ts startServer).
-    server = spawn("node", ["scripts/start.mjs", "--inspector-port", String(await freePort())], {
-      cwd: root,
-      env: {
-        ...process.env,
-        PLAUDIT_PORT: String(port),
-        PLAUDIT_STATE_DIR: join(state, "state"),
-        PLAUDIT_DEV_VARS: join(state, ".dev.vars"),
-      },
-      stdio: "ignore",
-    });
-    await waitUntilUp(`${base}/healthz`, server);
+    server = await startServer({ readyTimeoutMs: 120_000 });
+    base = server.url;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
@@ -53,9 +30,9 @@ describe("the /docs page in a browser, against npm start", () => {
 
   afterAll(async () => {
     await browser?.close();
-    server?.kill("SIGTERM");
-    rmSync(state, { recursive: true, force: true });
-  });
+    await server?.stop();
+    if (server) removeStateDir(server.stateDir);
+  }, 30_000);
 
   it("renders every endpoint of the document, loading nothing from another origin", { timeout: 60_000 }, async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
