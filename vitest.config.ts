@@ -217,7 +217,7 @@ export default defineConfig({
       // browser) one at a time (a lock), and beside the first of them the
       // typecheck (named to sort first: Vitest hands out a group's files in
       // project name order). Two servers side by side are not run: two at a
-      // time, 2 of 8 full runs had requests answered 503 by the local runtime
+      // time, 2 of 9 full runs had requests answered 503 by the local runtime
       // ("Your worker restarted mid-request"), and before that a live socket
       // closed (1006) under the load.
       nodeProject("node-check-types", [TYPECHECK], [], 1, 2),
