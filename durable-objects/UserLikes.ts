@@ -73,7 +73,7 @@ export class UserLikes extends DurableObject<Env> {
     this.#storage = new MeteredStorage(ctx.storage, "user_likes", () => scheduleFlush(env, ctx));
     this.#alarm = new Alarm(this.#storage);
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
-    this.#outbox = new UserOutbox(this.#storage.sql);
+    this.#outbox = new UserOutbox(this.#storage);
     this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
     this.#delivery = new EdgeDelivery({
       env,

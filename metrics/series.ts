@@ -20,12 +20,13 @@ export function escapeLabelValue(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
-/** `label="value",...` sorted by label name: one spelling per label set. */
+/** `label="value",...` sorted by label name: one spelling per label set. Made on every count, so a plain loop. */
 export function labelText(labels: Labels): string {
-  return Object.keys(labels)
-    .sort()
-    .map((k) => `${k}="${escapeLabelValue(labels[k]!)}"`)
-    .join(",");
+  const names = Object.keys(labels);
+  if (names.length > 1) names.sort();
+  let text = "";
+  for (const name of names) text += `${text === "" ? "" : ","}${name}="${escapeLabelValue(labels[name]!)}"`;
+  return text;
 }
 
 export function seriesKey(name: string, labels: Labels): string {

@@ -72,6 +72,11 @@ export class MeteredStorage {
     if (!this.#staged.has(owner)) this.#staged.set(owner, row);
   }
 
+  /** Inside a commit: `undo` runs if the commit rolls back, for an owner that keeps in memory what the commit wrote. */
+  onRollback(owner: object, undo: () => void): void {
+    this.stage(owner, { write() {}, committed() {}, discarded: undo });
+  }
+
   /** The same, under the platform's name, for code that takes either kind of storage. */
   transactionSync<T>(fn: () => T): T {
     return this.commit(fn);

@@ -1,5 +1,5 @@
 import type { ToggleCounter } from "../../shared/counters";
-import type { Sql } from "./metered-storage";
+import type { MeteredStorage } from "./metered-storage";
 
 /** One of the user's edges, by its key. */
 export type EdgeRef = { item: string; counter: ToggleCounter };
@@ -23,12 +23,19 @@ export const keyOf = (edge: EdgeRef) => `${edge.item}\u0000${edge.counter}`;
  * Acknowledgements are kept in memory until a write of the row takes them
  * out of the list. A crash in between only costs a redelivery, which the item
  * side refuses as not newer.
+ *
+ * The list is read several times a like (the commit, the delivery, the
+ * alarm's checks) and written only through `next`, so the parsed list is
+ * kept between writes; a commit that rolls back drops it, and the next read
+ * takes it from the row again.
  */
 export class UserOutbox {
   /** Acknowledged changes, by edge, not yet taken out of the stored list. */
   readonly #delivered = new Map<string, Version>();
+  /** The stored list as last read or written (inside an open commit: as that commit leaves it); null: read the row. */
+  #list: readonly EdgeRef[] | null = null;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly storage: MeteredStorage) {}
 
   /** The stored list holds an edge with nothing left to deliver: a write of the state row would take it out. */
   get stale(): boolean {
@@ -37,9 +44,12 @@ export class UserOutbox {
   }
 
   /** The stored list: every edge with a change not yet known to be stored as delivered. */
-  stored(): EdgeRef[] {
-    const row = this.sql.exec<{ outbox: string }>("SELECT outbox FROM state").toArray()[0];
-    return row ? (JSON.parse(row.outbox) as [string, ToggleCounter][]).map(([item, counter]) => ({ item, counter })) : [];
+  stored(): readonly EdgeRef[] {
+    if (this.#list === null) {
+      const row = this.storage.sql.exec<{ outbox: string }>("SELECT outbox FROM state").toArray()[0];
+      this.#list = row ? (JSON.parse(row.outbox) as [string, ToggleCounter][]).map(([item, counter]) => ({ item, counter })) : [];
+    }
+    return this.#list;
   }
 
   /**
@@ -51,7 +61,10 @@ export class UserOutbox {
     const list = new Map(this.undelivered().map((edge) => [keyOf(edge), edge]));
     this.#delivered.clear();
     for (const edge of changed) list.set(keyOf(edge), edge);
-    return JSON.stringify([...list.values()].map((edge) => [edge.item, edge.counter]));
+    const edges = [...list.values()];
+    this.#list = edges;
+    this.storage.onRollback(this, () => (this.#list = null));
+    return JSON.stringify(edges.map((edge) => [edge.item, edge.counter]));
   }
 
   /** What a delivery of the edge sends: null when the item side already has its newest change. */
@@ -72,7 +85,7 @@ export class UserOutbox {
 
   /** The edge's stored change, unless the item side acknowledged that very version (null too for an edge since dropped). */
   #unacknowledged(edge: EdgeRef): DueChange | null {
-    const row = this.sql
+    const row = this.storage.sql
       .exec<DueChange>("SELECT state, inc, seq, at, home FROM edges WHERE item = ? AND counter = ?", edge.item, edge.counter)
       .toArray()[0];
     if (!row) return null;

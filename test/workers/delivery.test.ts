@@ -5,6 +5,8 @@ import type { ApplyResult } from "../../shared/contracts";
 import type { EdgeChange } from "../../shared/edges";
 import { call, countOf, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
 import { failNext } from "./fault-points";
+import { MeteredStorage } from "../../durable-objects/lib/metered-storage";
+import { UserOutbox } from "../../durable-objects/lib/user-outbox";
 
 const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
@@ -246,5 +248,34 @@ describe("admin", () => {
     const service = await tokenFor(freshId(), { role: "service" });
     const res = await call("GET", `/v1/admin/users/${user.id}`, { token: service });
     expect(await json(res)).toMatchObject({ user_id: user.id, pending_deliveries: 0 });
+  });
+});
+
+describe("the outbox list kept in memory", () => {
+  it("follows a commit that holds, and is read again after one that rolls back", async () => {
+    const user = await newUser();
+    const id = freshId();
+    await runInDurableObject(itemStub(`post:${id}`), (instance) => {
+      failNext(instance, "apply", 1);
+    });
+    expect((await like(user.token, id)).status).toBe(200);
+    await runInDurableObject(userStub(user.id), (_, state) => {
+      const storage = new MeteredStorage(state.storage, "user_likes", () => undefined);
+      const outbox = new UserOutbox(storage);
+      const listed = () => outbox.stored().map((edge) => edge.item);
+      const write = (item: string) => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next([{ item, counter: "likes" }]));
+      expect(listed()).toEqual([`post:${id}`]);
+      expect(() =>
+        storage.commit(() => {
+          write("post:rolled-back");
+          expect(listed()).toEqual([`post:${id}`, "post:rolled-back"]);
+          throw new Error("the commit fails");
+        }),
+      ).toThrow("the commit fails");
+      expect(listed()).toEqual([`post:${id}`]);
+      storage.commit(() => write("post:kept"));
+      const row = state.storage.sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox;
+      expect(listed()).toEqual((JSON.parse(row) as [string, string][]).map(([item]) => item));
+    });
   });
 });

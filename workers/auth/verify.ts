@@ -2,6 +2,8 @@ import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVeri
 import { config, type Config } from "../../shared/config";
 import { ApiError, unauthorized } from "../lib/errors";
 import { inlineKeys, remoteKeys } from "./key-sets";
+import { TtlCache } from "../lib/ttl-cache";
+import { metrics } from "../../metrics/recorder";
 
 /** A token whose signature and times hold. `service` is set when the key set decides it, null when a claim must. */
 export type Verified = { claims: JWTPayload; service: boolean | null };
@@ -94,14 +96,41 @@ async function verifyWithKeySets(token: string, sources: KeySource[], options: J
   throw unauthorized("The bearer token is not accepted: no key set is configured for its algorithm.");
 }
 
+/** How long this isolate trusts a signature it checked: well inside JWKS_MAX_AGE_SECONDS, how long a dropped key may verify anyway. */
+export const VERIFIED_FOR_MS = 60_000;
+/** A client sends its token with every request: this many recent ones per isolate (a few hundred KB) skip the signature check. */
+export const VERIFIED_TOKENS = 2_000;
+
+/** Tokens whose signature held, per trust configuration (one `env`: its secrets, key sets and claim rules), with when it was checked. */
+const verifiedTokens = new WeakMap<object, TtlCache<{ verified: Verified; at: number }>>();
+
+function verifiedUnder(env: Env): TtlCache<{ verified: Verified; at: number }> {
+  let cache = verifiedTokens.get(env);
+  if (cache === undefined) {
+    cache = new TtlCache(VERIFIED_TOKENS);
+    verifiedTokens.set(env, cache);
+  }
+  return cache;
+}
+
 /**
  * Verifies a bearer token against what the configuration trusts: HS256 with
  * the shared secrets, every other algorithm (from the allowlist) with the key
  * sets only. The algorithm picks the path and a path takes only its own kind
  * of key, so a provider's public key can never be used as an HMAC secret.
+ * A token this isolate verified under the same configuration within
+ * VERIFIED_FOR_MS is not checked again, but its times are: it expires when
+ * its `exp` says, cached or not.
  */
 export async function verifyToken(token: string, env: Env, nowMs: number): Promise<Verified> {
   const settings = config(env);
+  const cache = verifiedUnder(env);
+  const known = cache.get(token, nowMs);
+  if (known !== undefined && known.at <= nowMs) {
+    checkTimes(known.verified.claims, Math.floor(nowMs / 1000), settings.AUTH_CLOCK_SKEW_SECONDS);
+    metrics.count("token_verifications_total", { by: "cache" });
+    return known.verified;
+  }
   const shared = secrets(env);
   const sources = keySources(settings, nowMs);
   if (shared.length === 0 && sources.length === 0) {
@@ -125,5 +154,7 @@ export async function verifyToken(token: string, env: Env, nowMs: number): Promi
           audience: settings.AUTH_AUDIENCE,
         });
   checkTimes(verified.claims, Math.floor(nowMs / 1000), skew);
+  metrics.count("token_verifications_total", { by: "signature" });
+  cache.put(token, { verified, at: nowMs }, VERIFIED_FOR_MS, nowMs);
   return verified;
 }

@@ -2,7 +2,7 @@ import { config } from "../../shared/config";
 import { blocksAmong, deleteBlock, insertBlock, readBlock } from "../stores/blocks";
 import type { QueryPath } from "../stores/d1";
 import { unavailable } from "../lib/errors";
-import { TtlCache } from "./ttl-cache";
+import { TtlCache } from "../lib/ttl-cache";
 
 /** "A blocks B" as this isolate last read it, keyed `A>B`. */
 const cache = new TtlCache<boolean>(10_000);

@@ -3,7 +3,7 @@ import { UNKNOWN_ITEM, type ItemSettings } from "../../shared/privacy";
 import { readSettingsRows, settingsDatabases, writeSettingsRow } from "../stores/item-settings";
 import type { QueryPath } from "../stores/d1";
 import { unavailable } from "../lib/errors";
-import { TtlCache } from "./ttl-cache";
+import { TtlCache } from "../lib/ttl-cache";
 import { centralStore } from "../stores/central-tables";
 
 const cache = new TtlCache<ItemSettings>(10_000);
