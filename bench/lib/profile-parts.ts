@@ -3,6 +3,9 @@
 // bundle `wrangler dev` built; esbuild starts each module there with a
 // `// path/to/module.ts` line, so a sample's line names its module.
 //
+// Modules from node_modules are named as esbuild saw them: under a path of
+// its own when node_modules is a link (a second checkout sharing one).
+//
 // A sample belongs to the first module on its stack, from the running frame
 // down, that belongs to one part: helpers every part uses (storage, the
 // alarm, SQL schemas, shared/) are passed over, so a SQL statement run by the
@@ -22,7 +25,7 @@ export type Part = { name: string; reference: string; modules: RegExp };
 
 /** In order: the first that matches a module names its part. */
 export const PARTS: readonly Part[] = [
-  { name: "token verification", reference: "the same (same cache)", modules: /^(workers\/auth\/|node_modules\/jose\/)/ },
+  { name: "token verification", reference: "the same (same cache)", modules: /^workers\/auth\/|(^|\/)node_modules\/jose\// },
   { name: "object-call dispatch", reference: "1 call a like", modules: /^durable-objects\/lib\/object-calls\.ts$/ },
   { name: "deadline timers", reference: "none", modules: /^shared\/deadline\.ts$/ },
   {
@@ -38,8 +41,8 @@ export const PARTS: readonly Part[] = [
   },
   { name: "pipeline (queue consumer, aggregator, D1 writes)", reference: "none", modules: /^workers\/pipeline\// },
   { name: "metrics", reference: "none", modules: /^(metrics\/|workers\/metrics\/|durable-objects\/MetricsAccumulator\.ts$)/ },
-  { name: "Worker request (routing, validation, limits, privacy, answer)", reference: "routing and answer", modules: /^(workers\/|node_modules\/(hono|zod)\/)/ },
-  { name: "local runtime's wrappers (wrangler dev)", reference: "the same", modules: /^(node_modules\/wrangler\/|\.wrangler\/|node_modules\/miniflare\/)/ },
+  { name: "Worker request (routing, validation, limits, privacy, answer)", reference: "routing and answer", modules: /^workers\/|(^|\/)node_modules\/(hono|zod)\// },
+  { name: "local runtime's wrappers (wrangler dev)", reference: "the same", modules: /^\.wrangler\/|(^|\/)node_modules\/(wrangler|miniflare)\// },
 ];
 
 /** Modules every part calls: a sample in one of them belongs to the part that called it. */

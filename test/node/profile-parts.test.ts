@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attribute, moduleAt, moduleStarts, UNATTRIBUTED, type CpuProfile, type ProfileNode } from "../../bench/lib/profile-parts";
+import { attribute, moduleAt, moduleStarts, partOf, UNATTRIBUTED, type CpuProfile, type ProfileNode } from "../../bench/lib/profile-parts";
 
 const BUNDLE = [
   "var __defProp = Object.defineProperty;",
@@ -52,6 +52,16 @@ describe("the bundle's modules", () => {
     expect(moduleAt(starts, 2)).toBe("node_modules/hono/dist/context.js");
     expect(moduleAt(starts, 4)).toBe("workers/likes/toggle.ts");
     expect(moduleAt(starts, 10)).toBe("durable-objects/UserLikes.ts");
+  });
+
+  it("knows a library by its node_modules path, also when node_modules is a link to another checkout's", () => {
+    for (const prefix of ["", "../main/"]) {
+      expect(partOf(`${prefix}node_modules/hono/dist/context.js`)).toMatchObject({ name: expect.stringMatching(/^Worker request/) });
+      expect(partOf(`${prefix}node_modules/jose/dist/webapi/jwt/verify.js`)).toMatchObject({ name: "token verification" });
+      expect(partOf(`${prefix}node_modules/wrangler/templates/middleware/common.ts`)).toMatchObject({ name: expect.stringMatching(/^local runtime/) });
+    }
+    expect(partOf("shared/config.ts")).toBe("shared");
+    expect(partOf("shared/deadline.ts")).toMatchObject({ name: "deadline timers" });
   });
 });
 
