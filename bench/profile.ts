@@ -1,4 +1,5 @@
-// `npm run bench:profile -- [--seconds 20] [--warmup 5] [--connections 4] [--users 300] [--items 200] [--save FILE] [--figure NAME]`:
+// `npm run bench:profile -- [--seconds 20] [--warmup 5] [--connections 4] [--users 300] [--items 200]
+//   [--serve-commit REV] [--save FILE] [--figure NAME]`:
 // where a like's CPU goes in the Worker isolate, by part of plaudit. Starts a
 // local plaudit (`npm start`, no central store, no schedule) with its
 // inspector open, likes and unlikes from `--connections` closed-loop
@@ -7,13 +8,16 @@
 // every class runs in it locally) for `--seconds`, and attributes each
 // sampled millisecond to a part (bench/lib/profile-parts.ts). The table
 // gives each part's milliseconds per request, its share of the isolate's
-// busy time, the SQL and timers within it, and whether the one-commit
-// reference does that work at all. `--save` keeps the profile itself (it
-// opens in a browser's developer tools) and the modules of each part. Sampling costs CPU of its own, so the
-// figures are a breakdown, not the cost of a like: `npm run bench --
-// --reference` measures that.
-import { writeFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+// busy time, the SQL and timers within it, and what the one-commit reference
+// does of that work. `--serve-commit` profiles the plaudit of another commit
+// (a temporary checkout of it, sharing this one's node_modules), with this
+// commit's tool: a before and after of a change. `--save` keeps the profile
+// itself (it opens in a browser's developer tools) and the modules of each
+// part. Sampling costs CPU of its own, so the figures are a breakdown, not
+// the cost of a like: `npm run bench -- --reference` measures that.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -25,7 +29,8 @@ import { attribute, moduleStarts, type CpuProfile } from "./lib/profile-parts";
 import { freePort, removeStateDir, startServer } from "./lib/server";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const USAGE = "npm run bench:profile -- [--seconds 20] [--warmup 5] [--connections 4] [--users 300] [--items 200] [--save FILE] [--figure NAME]";
+const USAGE =
+  "npm run bench:profile -- [--seconds 20] [--warmup 5] [--connections 4] [--users 300] [--items 200] [--serve-commit REV] [--save FILE] [--figure NAME]";
 const { values } = parseArgs({
   options: {
     seconds: { type: "string", default: "20" },
@@ -35,6 +40,7 @@ const { values } = parseArgs({
     items: { type: "string", default: "200" },
     figure: { type: "string" },
     save: { type: "string" },
+    "serve-commit": { type: "string" },
     help: { type: "boolean", default: false },
   },
 });
@@ -54,12 +60,48 @@ const [seconds, warmup, connections, userCount, itemCount] = [whole("seconds", 1
 /** Microseconds between samples: fine enough for a like of a few milliseconds. */
 const SAMPLE_INTERVAL_US = 200;
 
+const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+
+/** A temporary checkout of `rev` beside this one, sharing its node_modules. */
+function checkoutOf(rev: string): { dir: string; commit: string; remove(): void } {
+  let commit: string;
+  try {
+    commit = git("rev-parse", "--short", "--verify", `${rev}^{commit}`);
+  } catch {
+    console.error(`--serve-commit: no commit ${rev} in this repository\n${USAGE}`);
+    process.exit(2);
+  }
+  const dir = mkdtempSync(join(tmpdir(), "plaudit-profile-checkout-"));
+  git("worktree", "add", "--detach", dir, commit);
+  symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+  return {
+    dir,
+    commit,
+    remove() {
+      git("worktree", "remove", "--force", dir);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const served = values["serve-commit"] === undefined ? null : checkoutOf(values["serve-commit"]);
 const inspectorPort = await freePort();
 const server = await startServer({
   vars: { RATE_LIMIT_PER_MINUTE: "100000000", RATE_LIMIT_PER_DAY: "100000000" },
   wranglerArgs: ["--inspector-port", String(inspectorPort)],
+  ...(served ? { root: served.dir } : {}),
+}).catch((error: unknown) => {
+  served?.remove();
+  throw error;
 });
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void server.kill().finally(() => process.exit(130)));
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () =>
+    void server
+      .kill()
+      .then(() => served?.remove())
+      .finally(() => process.exit(130)),
+  );
+}
 const startedAt = new Date().toISOString();
 const inspector = await connectInspector(inspectorPort);
 // The proxy asks the runtime for a Network event per subrequest; nothing here reads them.
@@ -116,6 +158,7 @@ inspector.close();
 http.close();
 await server.stop();
 removeStateDir(server.stateDir);
+served?.remove();
 
 if (requests === 0) {
   console.error(`no request was answered while profiling (${failed} failed)`);
@@ -131,6 +174,7 @@ const perRequest = (ms: number) => ms / requests;
 const rows: FigureCell[][] = parts.map((p) => [p.name, perRequest(p.ms), (100 * p.ms) / busyMs, perRequest(p.sqlMs), perRequest(p.timerMs), p.reference]);
 rows.push(["all", perRequest(busyMs), 100, perRequest(parts.reduce((n, p) => n + p.sqlMs, 0)), perRequest(parts.reduce((n, p) => n + p.timerMs, 0)), ""]);
 
+if (served) console.log(`plaudit served from commit ${served.commit}`);
 console.log(`${requests} like and unlike requests answered in ${seconds} s of profile (${failed} failed); the isolate was busy ${((100 * busyMs) / (busyMs + idleMs)).toFixed(1)}% of it`);
 console.log(["part", "ms/request", "% of busy", "SQL ms", "timers ms", "the reference"].join("\t"));
 for (const row of rows) console.log(row.map((cell) => (typeof cell === "number" ? cell.toFixed(cell >= 10 ? 1 : 3) : cell)).join("\t"));
@@ -140,7 +184,13 @@ console.log(`${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)}`);
 if (values.figure && failed === 0) {
   const report = tableFigure(
     values.figure,
-    { script: "bench:profile", argv: process.argv.slice(2), commit: currentCommit(root), startedAt, machine: machineNow() },
+    {
+      script: "bench:profile",
+      argv: process.argv.slice(2),
+      commit: served ? `${currentCommit(root)}, serving ${served.commit}` : currentCommit(root),
+      startedAt,
+      machine: machineNow(),
+    },
     [
       { name: "part", align: "left" },
       { name: "ms per request", align: "right", decimals: 3 },

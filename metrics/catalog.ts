@@ -9,7 +9,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_toggle_outcomes_total:
     "Like and unlike calls by outcome (liked, already_liked, unliked, not_liked, rate_limited); saves likewise.",
   plaudit_token_verifications_total:
-    "Bearer tokens accepted, by how: signature (checked now) or cache (this isolate checked it within the last minute; its times are checked again).",
+    "Bearer tokens accepted, by how: signature (checked now) or cache (this isolate checked the same token within the last minute; its times are checked again).",
   plaudit_rate_limited_total: "Requests refused with 429, by route (by kind of limit: plaudit_limit_refusals_total).",
   plaudit_limit_refusals_total:
     "Requests refused with 429 by kind: user (the user's own limit), ip, device, reputation (a stricter tier selected by standing).",

@@ -3,8 +3,8 @@
 // bundle `wrangler dev` built; esbuild starts each module there with a
 // `// path/to/module.ts` line, so a sample's line names its module.
 //
-// Modules from node_modules are named as esbuild saw them: under a path of
-// its own when node_modules is a link (a second checkout sharing one).
+// Modules from node_modules are named as esbuild resolved them: when
+// node_modules is a link, under the path it leads to.
 //
 // A sample belongs to the first module on its stack, from the running frame
 // down, that belongs to one part: helpers every part uses (storage, the
@@ -25,7 +25,7 @@ export type Part = { name: string; reference: string; modules: RegExp };
 
 /** In order: the first that matches a module names its part. */
 export const PARTS: readonly Part[] = [
-  { name: "token verification", reference: "the same (same cache)", modules: /^workers\/auth\/|(^|\/)node_modules\/jose\// },
+  { name: "token verification", reference: "the same", modules: /^workers\/auth\/|(^|\/)node_modules\/jose\// },
   { name: "object-call dispatch", reference: "1 call a like", modules: /^durable-objects\/lib\/object-calls\.ts$/ },
   { name: "deadline timers", reference: "none", modules: /^shared\/deadline\.ts$/ },
   {
@@ -46,7 +46,7 @@ export const PARTS: readonly Part[] = [
 ];
 
 /** Modules every part calls: a sample in one of them belongs to the part that called it. */
-const SHARED = /^(shared\/(?!deadline\.ts)|workers\/stores\/|durable-objects\/lib\/(metered-storage|alarm|soon|keyed-chain|state-row|sql-schema|placement-cache|queue-send|write-rate)\.ts$)/;
+const SHARED = /^(shared\/(?!deadline\.ts)|workers\/stores\/|workers\/lib\/ttl-cache\.ts$|durable-objects\/lib\/(metered-storage|alarm|soon|keyed-chain|state-row|sql-schema|placement-cache|queue-send|write-rate)\.ts$)/;
 
 export const UNATTRIBUTED = "runtime, and code after an await with no part on its stack";
 

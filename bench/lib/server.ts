@@ -31,6 +31,8 @@ export type ServerOptions = {
   env?: Record<string, string>;
   /** Arguments for `wrangler dev` itself (scripts/start.mjs passes its own on), e.g. an inspector port. */
   wranglerArgs?: string[];
+  /** Another checkout of plaudit to serve (its own scripts/start.mjs and code); default: this one. */
+  root?: string;
 };
 
 /** A running local plaudit. `kill` and `stop` end its whole process group. */
@@ -135,7 +137,7 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number
 export async function startServer(options: ServerOptions = {}): Promise<LocalServer> {
   const wranglerArgs = options.wranglerArgs ?? [];
   const inspector = wranglerArgs.includes("--inspector-port") ? [] : ["--inspector-port", String(await freePort())];
-  return await startWith([join(root, "scripts", "start.mjs"), ...wranglerArgs, ...inspector], options);
+  return await startWith([join(options.root ?? root, "scripts", "start.mjs"), ...wranglerArgs, ...inspector], options);
 }
 
 /**
@@ -157,6 +159,7 @@ async function startWith(nodeArgs: string[], options: ServerOptions): Promise<Lo
   writeFileSync(devVars, Object.entries(vars).map(([k, v]) => `${k}="${v}"\n`).join(""));
   const port = await freePort();
   return await launch(process.execPath, nodeArgs, {
+    cwd: options.root ?? root,
     env: {
       PLAUDIT_SCHEDULE: "off",
       PLAUDIT_CENTRAL_STORE: "off",
@@ -199,14 +202,14 @@ export async function startReference(name: string, secret: string): Promise<Loca
   return await launch(wrangler, args, { env: quietWrangler, port, secret, stateDir, readyTimeoutMs: 60_000 });
 }
 
-type Launch = { env: Record<string, string>; port: number; secret: string; stateDir: string; readyTimeoutMs: number };
+type Launch = { cwd?: string; env: Record<string, string>; port: number; secret: string; stateDir: string; readyTimeoutMs: number };
 
 /** Runs a server command as its own process group, logging to server.log, and waits for /healthz. */
 async function launch(command: string, args: string[], options: Launch): Promise<LocalServer> {
   const { port, secret, stateDir } = options;
   const log = createWriteStream(serverLogFile(stateDir), { flags: "a" });
   const child = spawn(command, args, {
-    cwd: root,
+    cwd: options.cwd ?? root,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...options.env },

@@ -72,7 +72,11 @@ export class MeteredStorage {
     if (!this.#staged.has(owner)) this.#staged.set(owner, row);
   }
 
-  /** Inside a commit: `undo` runs if the commit rolls back, for an owner that keeps in memory what the commit wrote. */
+  /**
+   * Inside a commit: `undo` runs if the commit rolls back, for an owner that
+   * keeps in memory what the commit wrote. It is staged as a row that writes
+   * nothing, so an owner either stages a row or asks for this, not both.
+   */
   onRollback(owner: object, undo: () => void): void {
     this.stage(owner, { write() {}, committed() {}, discarded: undo });
   }

@@ -25,9 +25,9 @@ export const keyOf = (edge: EdgeRef) => `${edge.item}\u0000${edge.counter}`;
  * side refuses as not newer.
  *
  * The list is read several times a like (the commit, the delivery, the
- * alarm's checks) and written only through `next`, so the parsed list is
- * kept between writes; a commit that rolls back drops it, and the next read
- * takes it from the row again.
+ * alarm's checks) and the object writes it only through its outbox's
+ * `next`, so the parsed list is kept between writes; a commit that rolls
+ * back drops it, and the next read takes it from the row again.
  */
 export class UserOutbox {
   /** Acknowledged changes, by edge, not yet taken out of the stored list. */
@@ -58,12 +58,12 @@ export class UserOutbox {
    * since dropped, are out).
    */
   next(changed: readonly EdgeRef[]): string {
+    this.storage.onRollback(this, () => (this.#list = null));
     const list = new Map(this.undelivered().map((edge) => [keyOf(edge), edge]));
     this.#delivered.clear();
     for (const edge of changed) list.set(keyOf(edge), edge);
     const edges = [...list.values()];
     this.#list = edges;
-    this.storage.onRollback(this, () => (this.#list = null));
     return JSON.stringify(edges.map((edge) => [edge.item, edge.counter]));
   }
 

@@ -96,15 +96,19 @@ async function verifyWithKeySets(token: string, sources: KeySource[], options: J
   throw unauthorized("The bearer token is not accepted: no key set is configured for its algorithm.");
 }
 
-/** How long this isolate trusts a signature it checked: well inside JWKS_MAX_AGE_SECONDS, how long a dropped key may verify anyway. */
+/** How long this isolate trusts a signature it checked; never longer than a fetched key set is kept (JWKS_MAX_AGE_SECONDS). */
 export const VERIFIED_FOR_MS = 60_000;
-/** A client sends its token with every request: this many recent ones per isolate (a few hundred KB) skip the signature check. */
-export const VERIFIED_TOKENS = 2_000;
+/** Bearer tokens remembered per isolate: a client sends its token with every request. */
+export const VERIFIED_TOKENS = 1_000;
+/** A longer token is checked every time, so the remembered ones hold at most a few MB (the token and its claims). */
+export const VERIFIED_TOKEN_MAX_CHARS = 2_048;
+
+type Remembered = { verified: Verified; at: number };
 
 /** Tokens whose signature held, per trust configuration (one `env`: its secrets, key sets and claim rules), with when it was checked. */
-const verifiedTokens = new WeakMap<object, TtlCache<{ verified: Verified; at: number }>>();
+const verifiedTokens = new WeakMap<object, TtlCache<Remembered>>();
 
-function verifiedUnder(env: Env): TtlCache<{ verified: Verified; at: number }> {
+function verifiedUnder(env: Env): TtlCache<Remembered> {
   let cache = verifiedTokens.get(env);
   if (cache === undefined) {
     cache = new TtlCache(VERIFIED_TOKENS);
@@ -114,23 +118,37 @@ function verifiedUnder(env: Env): TtlCache<{ verified: Verified; at: number }> {
 }
 
 /**
- * Verifies a bearer token against what the configuration trusts: HS256 with
- * the shared secrets, every other algorithm (from the allowlist) with the key
- * sets only. The algorithm picks the path and a path takes only its own kind
- * of key, so a provider's public key can never be used as an HMAC secret.
- * A token this isolate verified under the same configuration within
- * VERIFIED_FOR_MS is not checked again, but its times are: it expires when
- * its `exp` says, cached or not.
+ * A request's bearer token, verified as `verifyToken` does, except that a
+ * token this isolate verified under the same configuration within
+ * VERIFIED_FOR_MS is not checked again. Its times are, on every request: it
+ * expires when its `exp` says, remembered or not. The result is shared
+ * between the requests that send the token: read it, never change it.
  */
-export async function verifyToken(token: string, env: Env, nowMs: number): Promise<Verified> {
+export async function verifyBearer(token: string, env: Env, nowMs: number): Promise<Verified> {
   const settings = config(env);
-  const cache = verifiedUnder(env);
-  const known = cache.get(token, nowMs);
+  const cache = token.length <= VERIFIED_TOKEN_MAX_CHARS ? verifiedUnder(env) : null;
+  const known = cache?.get(token, nowMs);
+  // Only a check made at or before this moment holds for it: a token not valid yet then may be now, not the other way.
   if (known !== undefined && known.at <= nowMs) {
     checkTimes(known.verified.claims, Math.floor(nowMs / 1000), settings.AUTH_CLOCK_SKEW_SECONDS);
     metrics.count("token_verifications_total", { by: "cache" });
     return known.verified;
   }
+  const verified = await verifyToken(token, env, nowMs);
+  metrics.count("token_verifications_total", { by: "signature" });
+  cache?.put(token, { verified, at: nowMs }, Math.min(VERIFIED_FOR_MS, settings.JWKS_MAX_AGE_SECONDS * 1000), nowMs);
+  return verified;
+}
+
+/**
+ * Verifies a token (a bearer token, or a grant: workers/privacy/grant.ts,
+ * never remembered) against what the configuration trusts: HS256 with
+ * the shared secrets, every other algorithm (from the allowlist) with the key
+ * sets only. The algorithm picks the path and a path takes only its own kind
+ * of key, so a provider's public key can never be used as an HMAC secret.
+ */
+export async function verifyToken(token: string, env: Env, nowMs: number): Promise<Verified> {
+  const settings = config(env);
   const shared = secrets(env);
   const sources = keySources(settings, nowMs);
   if (shared.length === 0 && sources.length === 0) {
@@ -154,7 +172,5 @@ export async function verifyToken(token: string, env: Env, nowMs: number): Promi
           audience: settings.AUTH_AUDIENCE,
         });
   checkTimes(verified.claims, Math.floor(nowMs / 1000), skew);
-  metrics.count("token_verifications_total", { by: "signature" });
-  cache.put(token, { verified, at: nowMs }, VERIFIED_FOR_MS, nowMs);
   return verified;
 }

@@ -1,8 +1,10 @@
 /**
  * A per-isolate map whose entries expire, bounded so that requests naming
  * random ids cannot grow an isolate's memory without limit (the oldest entry
- * goes first). A cache, never a source of truth: a miss reads D1. Expired
- * entries stay until pushed out, as the last known value.
+ * goes first). A cache, never a source of truth: a miss reads the source
+ * again. Expired entries stay until pushed out, as the last known value
+ * (`within`, `lastKnown`), for owners to whom a stale value is better than
+ * none; an owner to whom it is not reads only with `get`.
  */
 export class TtlCache<V> {
   readonly #entries = new Map<string, { value: V; expiresAt: number; writtenAt: number }>();

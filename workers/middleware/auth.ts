@@ -2,14 +2,14 @@ import { createMiddleware } from "hono/factory";
 import { config } from "../../shared/config";
 import { isCanonicalU64 } from "../../shared/ids";
 import { claimAt, claimHolds, shortString } from "../auth/claims";
-import { verifyToken } from "../auth/verify";
+import { verifyBearer } from "../auth/verify";
 import { ApiError, unauthorized } from "../lib/errors";
 import type { AppEnv, Principal } from "../types";
 
 async function authenticate(header: string | undefined, env: Env): Promise<Principal> {
   const match = header?.match(/^Bearer ([^\s]+)$/);
   if (!match) throw unauthorized("An Authorization: Bearer <token> header is required.");
-  const { claims, service } = await verifyToken(match[1]!, env, Date.now());
+  const { claims, service } = await verifyBearer(match[1]!, env, Date.now());
   const settings = config(env);
   const userId = claimAt(claims, settings.AUTH_USER_CLAIM);
   if (typeof userId !== "string" || !isCanonicalU64(userId)) {
