@@ -187,7 +187,8 @@ if (values.figure && failed === 0) {
     {
       script: "bench:profile",
       argv: process.argv.slice(2),
-      commit: served ? `${currentCommit(root)}, serving ${served.commit}` : currentCommit(root),
+      // The commit served, when another, is in the command (--serve-commit).
+      commit: currentCommit(root),
       startedAt,
       machine: machineNow(),
     },
