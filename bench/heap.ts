@@ -18,6 +18,7 @@ import { connectInspector } from "./lib/inspector";
 import { residentByPart, type Part } from "./lib/memory";
 import { idRange, likeCounts, toggle, userTokens } from "./lib/plaudit";
 import { freePort, removeStateDir, startServer } from "./lib/server";
+import { wholeArgs } from "./lib/whole-args";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -31,18 +32,12 @@ const { values } = parseArgs({
     help: { type: "boolean", default: false },
   },
 });
+const USAGE = "npm run bench:heap -- [--minutes 5] [--writers 16] [--readers 4] [--users 2000] [--items 2000] [--figure NAME]";
 if (values.help) {
-  console.log("npm run bench:heap -- [--minutes 5] [--writers 16] [--readers 4] [--users 2000] [--items 2000] [--figure NAME]");
+  console.log(USAGE);
   process.exit(0);
 }
-const whole = (name: string, min: number): number => {
-  const n = Number(values[name as keyof typeof values]);
-  if (!Number.isInteger(n) || n < min) {
-    console.error(`--${name} must be a whole number >= ${min}`);
-    process.exit(2);
-  }
-  return n;
-};
+const whole = wholeArgs(values, USAGE);
 const minutes = whole("minutes", 1);
 const [writers, readers, userCount, itemCount] = [whole("writers", 1), whole("readers", 0), whole("users", 1), whole("items", 50)];
 const SAMPLE_MS = 10_000;

@@ -27,6 +27,7 @@ import { connectInspector } from "./lib/inspector";
 import { idRange, toggle, userTokens } from "./lib/plaudit";
 import { attribute, moduleStarts, type CpuProfile } from "./lib/profile-parts";
 import { freePort, removeStateDir, startServer } from "./lib/server";
+import { wholeArgs } from "./lib/whole-args";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const USAGE =
@@ -48,14 +49,7 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
-const whole = (name: string, min: number): number => {
-  const n = Number(values[name as keyof typeof values]);
-  if (!Number.isInteger(n) || n < min) {
-    console.error(`--${name} must be a whole number >= ${min}\n${USAGE}`);
-    process.exit(2);
-  }
-  return n;
-};
+const whole = wholeArgs(values, USAGE);
 const [seconds, warmup, connections, userCount, itemCount] = [whole("seconds", 1), whole("warmup", 0), whole("connections", 1), whole("users", 1), whole("items", 1)];
 /** Microseconds between samples: fine enough for a like of a few milliseconds. */
 const SAMPLE_INTERVAL_US = 200;
