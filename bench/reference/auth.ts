@@ -6,7 +6,8 @@
 import { jwtVerify } from "jose";
 
 const VERIFIED_FOR_MS = 60_000;
-const VERIFIED_TOKENS = 2_000;
+const VERIFIED_TOKENS = 1_000;
+const VERIFIED_TOKEN_MAX_CHARS = 2_048;
 const verified = new Map<string, { sub: string; exp: number; at: number }>();
 
 /** The token's user; "" when the request has no token; null when the token is bad. */
@@ -15,11 +16,12 @@ export async function bearerUser(request: Request, secret: string): Promise<stri
   if (!header) return "";
   const token = header.replace(/^Bearer /, "");
   const now = Date.now();
-  const known = verified.get(token);
+  const known = token.length <= VERIFIED_TOKEN_MAX_CHARS ? verified.get(token) : undefined;
   if (known && now - known.at < VERIFIED_FOR_MS) return known.exp > now / 1000 ? known.sub : null;
   try {
     const { payload } = await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ["HS256"], requiredClaims: ["exp"] });
     if (typeof payload.sub !== "string") return null;
+    if (token.length > VERIFIED_TOKEN_MAX_CHARS) return payload.sub;
     verified.delete(token);
     verified.set(token, { sub: payload.sub, exp: payload.exp!, at: now });
     if (verified.size > VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
