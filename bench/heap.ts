@@ -1,4 +1,4 @@
-// `npm run bench:heap -- [--minutes 5] [--writers 16] [--readers 4] [--users 2000] [--items 2000] [--figure NAME]`:
+// `npm run bench:heap -- [--minutes 5] [--writers 16] [--readers 4] [--users 2000] [--items 2000] [--no-inspector] [--figure NAME]`:
 // memory under a steady load over a fixed set of objects. Starts a local
 // plaudit (`npm start`, no central store, no schedule) with its inspector
 // open, touches every user's and item's object first, then keeps `--writers`
@@ -8,6 +8,8 @@
 // object's state and every cache) and each process's resident memory. The
 // heap must level off once every object is awake: the printed verdict
 // compares the live heap of the run's last sample with its first steady one.
+// With --no-inspector no debugger session is opened and only resident
+// memory is sampled, to tell what the session itself holds from the rest.
 import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,10 +31,11 @@ const { values } = parseArgs({
     users: { type: "string", default: "2000" },
     items: { type: "string", default: "2000" },
     figure: { type: "string" },
+    "no-inspector": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
 });
-const USAGE = "npm run bench:heap -- [--minutes 5] [--writers 16] [--readers 4] [--users 2000] [--items 2000] [--figure NAME]";
+const USAGE = "npm run bench:heap -- [--minutes 5] [--writers 16] [--readers 4] [--users 2000] [--items 2000] [--no-inspector] [--figure NAME]";
 if (values.help) {
   console.log(USAGE);
   process.exit(0);
@@ -50,9 +53,10 @@ const server = await startServer({
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void server.kill().finally(() => process.exit(130)));
 const startedAt = new Date().toISOString();
-const inspector = await connectInspector(inspectorPort);
+// Without a session the heap is not read: only the processes' resident memory, as no debugger touches them.
+const inspector = values["no-inspector"] ? null : await connectInspector(inspectorPort);
 // The proxy asks the runtime for a Network event per subrequest; nothing here reads them.
-await inspector.send("Network.disable").catch(() => {});
+await inspector?.send("Network.disable").catch(() => {});
 
 const users = idRange(userCount);
 const items = idRange(itemCount, 1_000_000n);
@@ -89,10 +93,11 @@ await Promise.all(
 );
 process.stderr.write(`${touches} objects' likes sent (${errors} failed); steady load for ${minutes} min\n`);
 
-type Sample = { t: number; opsPerSecond: number; errors: number; heapMb: number; heapTotalMb: number; parts: Map<Part, number> };
+type Sample = { t: number; opsPerSecond: number; errors: number; heapMb: number | null; heapTotalMb: number | null; parts: Map<Part, number> };
 const samples: Sample[] = [];
 /** The isolate's live heap (used, after a full collection) and what V8 holds for it (total), in MB. */
-const heap = async () => {
+const heap = async (): Promise<{ heapMb: number | null; heapTotalMb: number | null }> => {
+  if (!inspector) return { heapMb: null, heapTotalMb: null };
   await inspector.send("HeapProfiler.collectGarbage");
   const usage = await inspector.send<{ usedSize: number; totalSize: number }>("Runtime.getHeapUsage");
   return { heapMb: usage.usedSize / 2 ** 20, heapTotalMb: usage.totalSize / 2 ** 20 };
@@ -107,7 +112,8 @@ const sampler = (async () => {
     lastOps = ops;
     samples.push(sample);
     const mb = (part: Part) => Math.round(sample.parts.get(part) ?? 0);
-    process.stderr.write(`${sample.t}s  ${sample.opsPerSecond.toFixed(0)} ops/s  heap ${sample.heapMb.toFixed(1)} of ${sample.heapTotalMb.toFixed(1)} MB  worker runtime ${mb("worker runtime")} MB  proxy ${mb("wrangler proxy")} MB  errors ${errors}\n`);
+    const heapText = sample.heapMb === null ? "heap not read" : `heap ${sample.heapMb.toFixed(1)} of ${sample.heapTotalMb!.toFixed(1)} MB`;
+    process.stderr.write(`${sample.t}s  ${sample.opsPerSecond.toFixed(0)} ops/s  ${heapText}  worker runtime ${mb("worker runtime")} MB  proxy ${mb("wrangler proxy")} MB  errors ${errors}\n`);
   }
 })();
 await Promise.all([
@@ -125,16 +131,20 @@ await Promise.all([
     }
   }),
 ]);
-inspector.close();
+inspector?.close();
 await server.stop();
 removeStateDir(server.stateDir);
 
 // The first minute wakes objects and fills caches; the heap must not grow after it.
 const steady = samples.find((s) => s.t >= 60) ?? samples[0]!;
 const last = samples.at(-1)!;
-const growth = last.heapMb - steady.heapMb;
 if (failures.size > 0) console.log(`failed requests: ${[...failures].map(([what, n]) => `${n} × ${what}`).join(", ")}`);
-console.log(`live heap ${steady.heapMb.toFixed(1)} MB at ${steady.t}s, ${last.heapMb.toFixed(1)} MB at ${last.t}s: ${growth >= 0 ? "+" : ""}${growth.toFixed(1)} MB; ${errors} errors; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)}`);
+const runtimeMb = (s: Sample) => Math.round(s.parts.get("worker runtime") ?? 0);
+const heapLine =
+  steady.heapMb === null || last.heapMb === null
+    ? "live heap not read (--no-inspector)"
+    : `live heap ${steady.heapMb.toFixed(1)} MB at ${steady.t}s, ${last.heapMb.toFixed(1)} MB at ${last.t}s: ${last.heapMb - steady.heapMb >= 0 ? "+" : ""}${(last.heapMb - steady.heapMb).toFixed(1)} MB`;
+console.log(`${heapLine}; Worker's workerd ${runtimeMb(steady)} MB at ${steady.t}s, ${runtimeMb(last)} MB at ${last.t}s; ${errors} errors; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)}`);
 
 // A figure only from a run where every request was answered, as `npm run bench` writes one only from a run that passed.
 if (values.figure && errors === 0) {
