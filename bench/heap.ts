@@ -9,7 +9,10 @@
 // heap must level off once every object is awake: the printed verdict
 // compares the live heap of the run's last sample with its first steady one.
 // With --no-inspector no debugger session is opened and only resident
-// memory is sampled, to tell what the session itself holds from the rest.
+// memory is sampled, to tell what the session itself holds from the rest;
+// with --reference-like too, the same likes go to the one-commit reference
+// Worker instead, to tell what plaudit holds from what the runtime does.
+import { randomBytes } from "node:crypto";
 import { cpus, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,7 +22,7 @@ import { HttpClient } from "./lib/http";
 import { connectInspector } from "./lib/inspector";
 import { residentByPart, type Part } from "./lib/memory";
 import { idRange, likeCounts, toggle, userTokens } from "./lib/plaudit";
-import { freePort, removeStateDir, startServer } from "./lib/server";
+import { freePort, removeStateDir, startReference, startServer } from "./lib/server";
 import { wholeArgs } from "./lib/whole-args";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -32,10 +35,11 @@ const { values } = parseArgs({
     items: { type: "string", default: "2000" },
     figure: { type: "string" },
     "no-inspector": { type: "boolean", default: false },
+    "reference-like": { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
 });
-const USAGE = "npm run bench:heap -- [--minutes 5] [--writers 16] [--readers 4] [--users 2000] [--items 2000] [--no-inspector] [--figure NAME]";
+const USAGE = "npm run bench:heap -- [--minutes 5] [--writers 16] [--readers 4] [--users 2000] [--items 2000] [--no-inspector] [--reference-like] [--figure NAME]";
 if (values.help) {
   console.log(USAGE);
   process.exit(0);
@@ -46,11 +50,20 @@ const [writers, readers, userCount, itemCount] = [whole("writers", 1), whole("re
 const SAMPLE_MS = 10_000;
 const FEED = 50;
 
+// The one-commit reference (bench/reference/like.ts) under the same likes: what the local runtime's processes
+// hold for a Worker that keeps nothing. It serves no feeds, and its heap is not read.
+const reference = values["reference-like"];
+if (reference && (readers > 0 || !values["no-inspector"])) {
+  console.error(`--reference-like needs --readers 0 and --no-inspector\n${USAGE}`);
+  process.exit(2);
+}
 const inspectorPort = await freePort();
-const server = await startServer({
-  vars: { RATE_LIMIT_PER_MINUTE: "100000000", RATE_LIMIT_PER_DAY: "100000000" },
-  wranglerArgs: ["--inspector-port", String(inspectorPort)],
-});
+const server = reference
+  ? await startReference("like", randomBytes(24).toString("hex"))
+  : await startServer({
+      vars: { RATE_LIMIT_PER_MINUTE: "100000000", RATE_LIMIT_PER_DAY: "100000000" },
+      wranglerArgs: ["--inspector-port", String(inspectorPort)],
+    });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void server.kill().finally(() => process.exit(130)));
 const startedAt = new Date().toISOString();
 // Without a session the heap is not read: only the processes' resident memory, as no debugger touches them.
