@@ -21,7 +21,7 @@ import { currentCommit, machineNow, tableFigure, writeFigureReport, type FigureC
 import { HttpClient } from "./lib/http";
 import { connectInspector } from "./lib/inspector";
 import { residentByPart, type Part } from "./lib/memory";
-import { idRange, likeCounts, toggle, userTokens } from "./lib/plaudit";
+import { answeredWithStatus, flipper, idRange, likeCounts, userTokens } from "./lib/plaudit";
 import { freePort, removeStateDir, startReference, startServer } from "./lib/server";
 import { wholeArgs } from "./lib/whole-args";
 
@@ -75,7 +75,6 @@ const users = idRange(userCount);
 const items = idRange(itemCount, 1_000_000n);
 const tokens = await userTokens(users, server.secret);
 const http = new HttpClient(server.url, writers + readers);
-const liked = new Set<string>();
 let ops = 0;
 let errors = 0;
 /** Failed requests by what came back (a status, or the client's error when none did). */
@@ -87,12 +86,10 @@ const failed = (res: { status: number; error?: string }) => {
 };
 const random = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
 
+const flip = flipper(http, tokens);
 async function likeOnce(user: string, item: string): Promise<void> {
-  const key = `${user}:${item}`;
-  const on = !liked.has(key);
-  const outcome = await toggle(http, tokens.get(user)!, item, on);
-  if (outcome.kind === "answered" && outcome.answer.status !== null) on ? liked.add(key) : liked.delete(key);
-  else failed(outcome.res);
+  const outcome = await flip(user, item);
+  if (!answeredWithStatus(outcome)) failed(outcome.res);
   ops++;
 }
 

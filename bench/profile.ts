@@ -24,7 +24,7 @@ import { parseArgs } from "node:util";
 import { currentCommit, machineNow, tableFigure, writeFigureReport, type FigureCell } from "./lib/figures";
 import { HttpClient } from "./lib/http";
 import { connectInspector } from "./lib/inspector";
-import { idRange, toggle, userTokens } from "./lib/plaudit";
+import { answeredWithStatus, flipper, idRange, userTokens } from "./lib/plaudit";
 import { attribute, moduleStarts, type CpuProfile } from "./lib/profile-parts";
 import { freePort, removeStateDir, startServer } from "./lib/server";
 import { wholeArgs } from "./lib/whole-args";
@@ -105,23 +105,15 @@ const users = idRange(userCount);
 const items = idRange(itemCount, 1_000_000n);
 const tokens = await userTokens(users, server.secret);
 const http = new HttpClient(server.url, connections);
-const liked = new Set<string>();
+const flip = flipper(http, tokens);
 const random = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
 let answered = 0;
 let errors = 0;
 let stop = false;
 const drivers = Array.from({ length: connections }, async () => {
   while (!stop) {
-    const user = random(users);
-    const item = random(items);
-    const key = `${user}:${item}`;
-    const on = !liked.has(key);
-    const outcome = await toggle(http, tokens.get(user)!, item, on);
-    if (outcome.kind === "answered" && outcome.answer.status !== null) {
-      if (on) liked.add(key);
-      else liked.delete(key);
-      answered++;
-    } else errors++;
+    if (answeredWithStatus(await flip(random(users), random(items)))) answered++;
+    else errors++;
   }
 });
 

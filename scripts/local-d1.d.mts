@@ -3,7 +3,6 @@ export function migrationsHash(root: string): string;
 export function isMigrated(root: string, persistTo: string): boolean;
 export function markMigrated(root: string, persistTo: string): void;
 export function isFresh(persistTo: string): boolean;
-export function copyMigrated(root: string, persistTo: string): boolean;
 export function readyWithoutMigrating(root: string, persistTo: string): boolean;
 export function prepareDatabases(root: string, persistTo: string, env?: NodeJS.ProcessEnv): string | null;
 export function keepMigrated(root: string, persistTo: string): void;

@@ -88,14 +88,11 @@ function copyWhole(from, to) {
 }
 
 /**
- * Gives a fresh state folder a copy of databases migrated from the same
- * files; false when there is none (the migrations run instead). A copy cut
- * short leaves the folder fresh, never stamped over missing files.
+ * Gives a fresh state folder the kept copy of databases migrated from the
+ * files `hash` names; false when there is none (the migrations run
+ * instead). A copy cut short leaves the folder fresh, never stamped over
+ * missing files.
  */
-export function copyMigrated(root, persistTo) {
-  return copyKept(root, persistTo, migrationsHash(root));
-}
-
 function copyKept(root, persistTo, hash) {
   const copy = join(copiesFolder(root), hash);
   return existsSync(copy) && copyWhole(copy, d1Folder(persistTo)) && stampMatches(persistTo, hash);

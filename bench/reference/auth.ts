@@ -1,14 +1,13 @@
 // What every reference Worker does before it answers: the HS256 check of a
 // bearer token that plaudit makes (jose, as workers/auth/verify.ts does), when
 // the request carries one, and no check again of a token that held within the
-// last minute (plaudit's verified-token cache, the same bound and age), so
+// last minute: plaudit's verified-token cache, with its bounds and age, so
 // the comparison leaves out what neither side does.
 import { jwtVerify } from "jose";
+import { VERIFIED_FOR_MS, VERIFIED_TOKEN_MAX_CHARS, VERIFIED_TOKENS } from "../../workers/auth/remembered-tokens";
+import { TtlCache } from "../../workers/lib/ttl-cache";
 
-const VERIFIED_FOR_MS = 60_000;
-const VERIFIED_TOKENS = 1_000;
-const VERIFIED_TOKEN_MAX_CHARS = 2_048;
-const verified = new Map<string, { sub: string; exp: number; at: number }>();
+const verified = new TtlCache<{ sub: string; exp: number; at: number }>(VERIFIED_TOKENS);
 
 /** The token's user; "" when the request has no token; null when the token is bad. */
 export async function bearerUser(request: Request, secret: string): Promise<string | null> {
@@ -16,15 +15,13 @@ export async function bearerUser(request: Request, secret: string): Promise<stri
   if (!header) return "";
   const token = header.replace(/^Bearer /, "");
   const now = Date.now();
-  const known = token.length <= VERIFIED_TOKEN_MAX_CHARS ? verified.get(token) : undefined;
-  if (known && now - known.at < VERIFIED_FOR_MS) return known.exp > now / 1000 ? known.sub : null;
+  const remember = token.length <= VERIFIED_TOKEN_MAX_CHARS;
+  const known = remember ? verified.get(token, now) : undefined;
+  if (known && known.at <= now) return known.exp > now / 1000 ? known.sub : null;
   try {
     const { payload } = await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ["HS256"], requiredClaims: ["exp"] });
     if (typeof payload.sub !== "string") return null;
-    if (token.length > VERIFIED_TOKEN_MAX_CHARS) return payload.sub;
-    verified.delete(token);
-    verified.set(token, { sub: payload.sub, exp: payload.exp!, at: now });
-    if (verified.size > VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+    if (remember) verified.put(token, { sub: payload.sub, exp: payload.exp!, at: now }, VERIFIED_FOR_MS, now);
     return payload.sub;
   } catch {
     return null;

@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { copyMigrated, isFresh, isMigrated, keepMigrated, markMigrated, migrationsHash, readyWithoutMigrating } from "../../scripts/local-d1.mjs";
+import { isFresh, isMigrated, keepMigrated, markMigrated, migrationsHash, readyWithoutMigrating } from "../../scripts/local-d1.mjs";
 import { root } from "./npm-start";
 
 const work = mkdtempSync(join(tmpdir(), "plaudit-local-d1-"));
@@ -55,22 +55,22 @@ describe("the local D1 databases' migrations", () => {
   it("are copied into a fresh state folder from one migrated from the same files, and from no other", () => {
     const dir = project("copies");
     const fresh = join(work, "fresh-1");
-    expect(copyMigrated(dir, fresh)).toBe(false);
+    expect(readyWithoutMigrating(dir, fresh)).toBe(false);
     expect(isFresh(fresh)).toBe(true);
 
     keepMigrated(dir, migratedState(dir, "first"));
-    expect(copyMigrated(dir, fresh)).toBe(true);
+    expect(readyWithoutMigrating(dir, fresh)).toBe(true);
     expect(isMigrated(dir, fresh)).toBe(true);
     expect(readdirSync(join(fresh, "v3", "d1", "miniflare-D1DatabaseObject"))).toEqual(["db.sqlite"]);
 
     // A new migration: the old copy no longer serves, and keeping the new one removes it.
     const oldHash = migrationsHash(dir);
     writeFileSync(join(dir, "migrations", "9999_new.sql"), "CREATE TABLE t (id INTEGER);\n");
-    expect(copyMigrated(dir, join(work, "fresh-2"))).toBe(false);
+    expect(readyWithoutMigrating(dir, join(work, "fresh-2"))).toBe(false);
     keepMigrated(dir, migratedState(dir, "second"));
     expect(existsSync(join(dir, ".wrangler", "migrated-d1", oldHash))).toBe(false);
     expect(readdirSync(join(dir, ".wrangler", "migrated-d1"))).toEqual([migrationsHash(dir)]);
-    expect(copyMigrated(dir, join(work, "fresh-3"))).toBe(true);
+    expect(readyWithoutMigrating(dir, join(work, "fresh-3"))).toBe(true);
   });
 
   it("need no step on a restart, nor on a fresh folder given a copy; a folder migrated from other files needs one", () => {

@@ -265,6 +265,8 @@ describe("the outbox list kept in memory", () => {
       const listed = () => outbox.stored().map((edge) => edge.item);
       const write = (item: string) => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next([{ item, counter: "likes" }]));
       expect(listed()).toEqual([`post:${id}`]);
+      // Kept between writes: the second read is the list the first parsed, not the row again.
+      expect(outbox.stored()).toBe(outbox.stored());
       expect(() =>
         storage.commit(() => {
           write("post:rolled-back");

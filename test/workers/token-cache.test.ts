@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { signJwt } from "../../shared/jwt";
-import { VERIFIED_FOR_MS, VERIFIED_TOKEN_MAX_CHARS, VERIFIED_TOKENS, verifyBearer, verifyToken } from "../../workers/auth/verify";
+import { VERIFIED_FOR_MS, VERIFIED_TOKEN_MAX_CHARS, VERIFIED_TOKENS } from "../../workers/auth/remembered-tokens";
+import { verifyBearer, verifyToken } from "../../workers/auth/verify";
 import { ApiError } from "../../workers/lib/errors";
 import { freshId } from "./helpers";
 import { withVars } from "./idp";

@@ -3,6 +3,7 @@ import { config, type Config } from "../../shared/config";
 import { ApiError, unauthorized } from "../lib/errors";
 import { inlineKeys, remoteKeys } from "./key-sets";
 import { TtlCache } from "../lib/ttl-cache";
+import { VERIFIED_FOR_MS, VERIFIED_TOKEN_MAX_CHARS, VERIFIED_TOKENS } from "./remembered-tokens";
 import { metrics } from "../../metrics/recorder";
 
 /** A token whose signature and times hold. `service` is set when the key set decides it, null when a claim must. */
@@ -95,13 +96,6 @@ async function verifyWithKeySets(token: string, sources: KeySource[], options: J
   }
   throw unauthorized("The bearer token is not accepted: no key set is configured for its algorithm.");
 }
-
-/** How long this isolate trusts a signature it checked; never longer than a fetched key set is kept (JWKS_MAX_AGE_SECONDS). */
-export const VERIFIED_FOR_MS = 60_000;
-/** Bearer tokens remembered per isolate: a client sends its token with every request. */
-export const VERIFIED_TOKENS = 1_000;
-/** A longer token is checked every time, so the remembered ones hold at most a few MB (the token and its claims). */
-export const VERIFIED_TOKEN_MAX_CHARS = 2_048;
 
 type Remembered = { verified: Verified; at: number };
 
