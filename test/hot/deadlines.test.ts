@@ -1,7 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { freshId, like } from "../workers/helpers";
-import { SHARDS, child, delivered, handedOver, head, likeBelowHotRate, makeHot, settledLikes, users } from "./hot-helpers";
+import { HEAD } from "../../shared/placement";
+import { SHARDS, child, delivered, handedOver, head, homeOf, likeBelowHotRate, makeHot, settledLikes, users } from "./hot-helpers";
 import { hold, release, setHeld } from "../workers/fault-points";
 
 /** Every child of the item, hung or answering again (their adopt calls wait while it is set). */
@@ -28,18 +29,26 @@ describe("object-to-object calls of a hot item have deadlines", () => {
     expect(await handedOver(key)).toBe(true);
     expect(await settledLikes(key, wave.length)).toBe(wave.length);
 
+    // The head's alarm runs its cooling check, and the item stops getting
+    // likes after its wave: held, the alarm keeps the item hot however long a
+    // loaded machine takes to get here. A head that cooled already splits
+    // again on the hint, so the late likes find children to land on.
     await runInDurableObject(head(key), (instance) => {
+      hold(instance, "alarm");
       hold(instance, "report");
     });
+    expect((await head(key).expectHot()).hot).toBe(true);
     const late = await users(8);
     const answers = await Promise.all(late.map((u) => like(u.token, id)));
     expect(answers.every((r) => r.status === 200)).toBe(true);
     expect(await delivered(late.map((u) => u.id))).toBe(true);
+    for (const u of late) expect(await homeOf(u.id, key)).not.toBe(HEAD);
     // Without a deadline a hung report never fails: it waits as long as the head does.
     await expect.poll(() => failedReports(key), { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
 
     await runInDurableObject(head(key), (instance) => {
       release(instance, "report");
+      release(instance, "alarm");
     });
     expect(await settledLikes(key, wave.length + late.length)).toBe(wave.length + late.length);
   });
