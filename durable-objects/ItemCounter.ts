@@ -1,6 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
+import { DeadlineClock } from "../shared/deadline";
 import type { Counts, ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import type { Placement } from "../shared/placement";
@@ -66,6 +67,7 @@ export class ItemCounter extends DurableObject<Env> {
   readonly stats = { reads: 0, applies: 0, refused: 0, reports: 0, eventBatches: 0, commits: 0 };
 
   readonly #storage: MeteredStorage;
+  readonly #clock = new DeadlineClock();
   /** Counts, placement and the emission outbox: one row, written once per commit. */
   readonly #row: StateRow;
   readonly #alarm: Alarm;
@@ -340,7 +342,7 @@ export class ItemCounter extends DurableObject<Env> {
    */
   async #adopt(child: number, edges: readonly EdgeChange[]): Promise<ChildReport> {
     const item = this.#item!;
-    return await itemShard(this.env, item, child, "item_counter").adopt(item, child, edges);
+    return await itemShard(this.env, item, child, "item_counter", { clock: this.#clock }).adopt(item, child, edges);
   }
 
   #setPlacement(placement: Placement): void {

@@ -1,6 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
+import { DeadlineClock } from "../shared/deadline";
 import type { ToggleCounter } from "../shared/counters";
 import type { EdgeChange } from "../shared/edges";
 import { shardObjectName } from "../shared/object-names";
@@ -45,6 +46,7 @@ export class ItemShard extends DurableObject<Env> {
   readonly stats = { applies: 0, commits: 0, reports: 0, failedReports: 0 };
 
   readonly #storage: MeteredStorage;
+  readonly #clock = new DeadlineClock();
   /** Counts, report sequences and the emission outbox: one row, written once per commit. */
   readonly #row: StateRow;
   readonly #alarm: Alarm;
@@ -202,7 +204,7 @@ export class ItemShard extends DurableObject<Env> {
     const { item, index, likes, saves, seq, writes } = this.#state;
     if (item === null) return;
     this.stats.reports++;
-    await itemHead(this.env, item, "item_shard").report(index, { likes, saves, seq, writes });
+    await itemHead(this.env, item, "item_shard", { clock: this.#clock }).report(index, { likes, saves, seq, writes });
     this.#ackedSeq = Math.max(this.#ackedSeq, seq);
     if (this.#ackedSeq > this.#state.acked) this.#persistAck.request();
   }

@@ -1,6 +1,7 @@
 import { log } from "../shared/log";
 import { DurableObject } from "cloudflare:workers";
 import { config } from "../shared/config";
+import { DeadlineClock } from "../shared/deadline";
 import type { EventCounter, ToggleCounter } from "../shared/counters";
 import { homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
@@ -75,8 +76,10 @@ export class UserLikes extends DurableObject<Env> {
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     this.#outbox = new UserOutbox(this.#storage);
     this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
+    const clock = new DeadlineClock();
     this.#delivery = new EdgeDelivery({
       env,
+      clock,
       storage: this.#storage,
       outbox: this.#outbox,
       user: () => this.#user,
@@ -93,7 +96,7 @@ export class UserLikes extends DurableObject<Env> {
         },
         undelivered: () => this.pendingDeliveries(),
         deliver: (item, counter) => this.#delivery.deliver(item, counter),
-        forget: (user, item, counter, home) => forgetAtHomes(env, user, item, counter, home),
+        forget: (user, item, counter, home) => forgetAtHomes(env, clock, user, item, counter, home),
         requestWipe: (user) => requestWipe(env, user),
         ensureSchema: () => this.#schema.ensure(),
         wake: (at) => this.#alarm.set(at),

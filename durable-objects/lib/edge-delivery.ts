@@ -1,5 +1,6 @@
 import { log } from "../../shared/log";
 import { config } from "../../shared/config";
+import type { DeadlineClock } from "../../shared/deadline";
 import type { ToggleCounter } from "../../shared/counters";
 import type { EdgeChange } from "../../shared/edges";
 import { USER_DELIVERY_TIMEOUT_MS } from "../../shared/own-writes";
@@ -19,6 +20,8 @@ const IMPORT_DELIVERY_CONCURRENCY = 8;
 
 export interface DeliveryHost {
   env: Env;
+  /** The object's deadline clock, for its calls to the item side. */
+  clock: DeadlineClock;
   storage: MeteredStorage;
   outbox: UserOutbox;
   /** The user whose edges these are; null before the object's first write. */
@@ -85,7 +88,7 @@ export class EdgeDelivery {
         if (due === null) return true;
         const { state, inc, seq, at, home } = due;
         const change: EdgeChange = { user, counter, state, inc, seq, at };
-        const result = await applyAtHome(env, item, home, [change], "user_likes", USER_DELIVERY_TIMEOUT_MS);
+        const result = await applyAtHome(env, item, home, [change], "user_likes", { timeoutMs: USER_DELIVERY_TIMEOUT_MS, clock: this.host.clock });
         if (result.status === "applied") {
           outbox.delivered({ item, counter }, change);
           metrics.count("outbox_delivered_total", { object: "user_likes" });

@@ -1,4 +1,5 @@
 import type { ToggleCounter } from "../../shared/counters";
+import type { DeadlineClock } from "../../shared/deadline";
 import { HEAD } from "../../shared/placement";
 import type { ForgetUserRequest } from "../../shared/removal";
 import { itemHead, itemShard } from "./object-calls";
@@ -7,10 +8,11 @@ import { sendToQueue } from "./queue-send";
 // A removal's calls out of the user's object (lib/removal.ts).
 
 /** Asks an edge's home, and the head when a child holds it, to drop its row for the user; true once every one has. */
-export async function forgetAtHomes(env: Env, user: string, item: string, counter: ToggleCounter, home: number): Promise<boolean> {
+export async function forgetAtHomes(env: Env, clock: DeadlineClock, user: string, item: string, counter: ToggleCounter, home: number): Promise<boolean> {
   const homes = home === HEAD ? [HEAD] : [home, HEAD];
+  const deadline = { clock };
   const answers = await Promise.all(
-    homes.map((at) => (at === HEAD ? itemHead(env, item, "user_likes") : itemShard(env, item, at, "user_likes")).forget(user, counter)),
+    homes.map((at) => (at === HEAD ? itemHead(env, item, "user_likes", deadline) : itemShard(env, item, at, "user_likes", deadline)).forget(user, counter)),
   );
   return answers.every(Boolean);
 }

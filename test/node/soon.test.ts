@@ -47,6 +47,35 @@ describe("Soon, the timer that stores acknowledgements", () => {
     expect(runs).toBe(1);
   });
 
+  it("runs nothing after a cancel with no request since, and runs on time after one that comes later", () => {
+    const timer = soon();
+    timer.request();
+    vi.advanceTimersByTime(500);
+    timer.cancel();
+    vi.advanceTimersByTime(5_000);
+    expect(runs).toBe(0);
+    timer.request();
+    vi.advanceTimersByTime(999);
+    expect(runs).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(runs).toBe(1);
+  });
+
+  it("sets one timer for many requests within a delay, and clears none", () => {
+    const set = vi.spyOn(globalThis, "setTimeout");
+    const cleared = vi.spyOn(globalThis, "clearTimeout");
+    const timer = soon();
+    for (let i = 0; i < 20; i++) {
+      timer.request();
+      vi.advanceTimersByTime(40);
+    }
+    timer.cancel();
+    vi.advanceTimersByTime(5_000);
+    expect(set).toHaveBeenCalledTimes(1);
+    expect(cleared).not.toHaveBeenCalled();
+    expect(runs).toBe(0);
+  });
+
   it("keeps its timer alive when the task throws", () => {
     const timer = new Soon("test_task_failed", 1_000, () => {
       runs++;
