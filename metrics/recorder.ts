@@ -7,6 +7,12 @@ const NAME = /^[a-z_][a-z0-9_]*$/;
 
 type Kind = Series["kind"];
 
+/** One step of a label set's lookup path (`Recorder.#series`). */
+type Path = { next: Map<string, Path>; series: Series | null; batch: number };
+
+/** Steps kept for lookups; far above what plaudit's bounded label sets make. */
+const MAX_PATH_NODES = 10_000;
+
 /**
  * This isolate's metrics since its last flush. Recording is a map update in
  * memory and nothing else: no I/O, no await, never a throw into the caller's
@@ -16,6 +22,10 @@ export class Recorder {
   #pending: SeriesMap = new Map();
   #kinds = new Map<string, Kind>();
   #rejected = new Set<string>();
+  #paths = new Map<string, Path>();
+  #pathNodes = 0;
+  /** Which batch `#pending` is; a path's series counts only in the batch it was found in. */
+  #batch = 0;
 
   /** Adds `by` (default 1) to a counter. Name it `..._total`. */
   count(name: string, labels: Labels = {}, by = 1): void {
@@ -52,10 +62,43 @@ export class Recorder {
   take(): Series[] {
     const taken = [...this.#pending.values()];
     this.#pending = new Map();
+    this.#batch++;
     return taken;
   }
 
+  /**
+   * The batch's series for a label set, found on the common path without
+   * building its key: one map level per label name and per value, in the
+   * caller's order, and the series it led to in this batch. Building the key
+   * (escaping, sorting, hashing a new string) on every count was most of
+   * what metrics cost a like (docs/benchmarks.md).
+   */
   #series(name: string, labels: Labels, kind: "counter" | "histogram"): Series | undefined {
+    let node = this.#step(this.#paths, name);
+    for (const label in labels) node = this.#step(this.#step(node.next, label).next, labels[label]!);
+    if (node.batch === this.#batch && node.series) return node.series.kind === kind ? node.series : undefined;
+    const series = this.#seriesByKey(name, labels, kind);
+    if (series) {
+      node.series = series;
+      node.batch = this.#batch;
+    }
+    return series;
+  }
+
+  #step(level: Map<string, Path>, key: string): Path {
+    const known = level.get(key);
+    if (known) return known;
+    // Label values are bounded by design; should a caller break that, the lookups start over rather than grow.
+    if (++this.#pathNodes > MAX_PATH_NODES) {
+      this.#paths.clear();
+      this.#pathNodes = 1;
+    }
+    const node: Path = { next: new Map(), series: null, batch: -1 };
+    level.set(key, node);
+    return node;
+  }
+
+  #seriesByKey(name: string, labels: Labels, kind: "counter" | "histogram"): Series | undefined {
     const full = METRIC_PREFIX + name;
     const key = seriesKey(full, labels);
     const existing = this.#pending.get(key);

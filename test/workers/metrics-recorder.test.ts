@@ -42,6 +42,16 @@ describe("the in-isolate recorder", () => {
     expect(h!.kind === "histogram" && quantile(h!, 1)).toBe(0.1);
   });
 
+  it("counts each of many label sets into its own series, past the lookups it keeps, in every batch", () => {
+    const r = new Recorder();
+    for (let batch = 0; batch < 2; batch++) {
+      for (let pass = 0; pass < 2; pass++) for (let i = 0; i < 12_000; i++) r.count("many_total", { caller: "c", v: String(i) }, i);
+      const taken = r.take();
+      expect(taken.length).toBe(12_000);
+      expect(taken.every((s) => s.kind === "counter" && s.value === 2 * Number(s.labels.v))).toBe(true);
+    }
+  });
+
   it("starts over after take(): each batch holds only what came after the last", () => {
     const r = new Recorder();
     r.count("y_total");
