@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { COUNTER_TYPES, ITEM_TYPES, type CounterType, type ItemType } from "./counters";
 import { u64IdOf } from "./ids";
-import { MAX_BATCH_ITEMS, type CountsRequest } from "./schemas";
+import { MAX_BATCH_ITEMS, type CountsRequest, type ItemRef } from "./schemas";
 
 type CountsRequestBody = z.output<typeof CountsRequest>;
 
@@ -9,6 +9,19 @@ const itemTypes: ReadonlySet<unknown> = new Set(ITEM_TYPES);
 const counterTypes: ReadonlySet<unknown> = new Set(COUNTER_TYPES);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * An item reference as the ItemRef schema reads it, without zod, or null
+ * where the schema may say otherwise: every like, unlike, save and view
+ * names one, and each item of a counts body is one. Checked against the
+ * schema by test/node/counts-request.test.ts.
+ */
+export function plainItemRef(value: unknown): ItemRef | null {
+  if (!isObject(value)) return null;
+  const id = u64IdOf(value.item_id);
+  if (id === undefined || !itemTypes.has(value.item_type)) return null;
+  return { item_id: id, item_type: value.item_type as ItemType };
+}
 
 /**
  * A `POST /v1/counts` body as the CountsRequest schema reads it, without zod:
@@ -23,12 +36,11 @@ export function plainCountsRequest(value: unknown): CountsRequestBody | null {
   if (!isObject(value)) return null;
   const { items, counter_types, unique_viewers } = value;
   if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS) return null;
-  const refs: { item_id: string; item_type: ItemType }[] = [];
+  const refs: ItemRef[] = [];
   for (const item of items) {
-    if (!isObject(item)) return null;
-    const id = u64IdOf(item.item_id);
-    if (id === undefined || !itemTypes.has(item.item_type)) return null;
-    refs.push({ item_id: id, item_type: item.item_type as ItemType });
+    const ref = plainItemRef(item);
+    if (ref === null) return null;
+    refs.push(ref);
   }
   const body: CountsRequestBody = { items: refs };
   if ("counter_types" in value) {

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { COUNTER_TYPES, ITEM_TYPES } from "../../shared/counters";
-import { plainCountsRequest } from "../../shared/counts-request";
+import { plainCountsRequest, plainItemRef } from "../../shared/counts-request";
 import { MAX_U64 } from "../../shared/ids";
-import { CountsRequest, MAX_BATCH_ITEMS } from "../../shared/schemas";
+import { CountsRequest, ItemRef, MAX_BATCH_ITEMS } from "../../shared/schemas";
 
 const RUNS = 2_000;
 
@@ -91,5 +91,37 @@ describe("plainCountsRequest, the POST /v1/counts body without zod", () => {
     const body = { items: [{ item_id: "007", item_type: "post" }], counter_types: ["claps"] };
     expect(plainCountsRequest(body)).toBeNull();
     expect(CountsRequest.safeParse(body).success).toBe(false);
+  });
+});
+
+describe("plainItemRef, a like's or a view's item without zod", () => {
+  it("accepts every valid item, with the value the schema gives", () => {
+    fc.assert(
+      fc.property(validItem, (item) => {
+        expect(plainItemRef(item)).toStrictEqual(ItemRef.parse(item));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("accepts only what the schema accepts, and reads it as the schema does", () => {
+    const nearItem = fc.oneof(
+      fc.tuple(validItem, nearId).map(([item, item_id]) => ({ ...item, item_id })),
+      fc.tuple(validItem, fc.constantFrom("Post", "", "posts", " post", null, 1, undefined)).map(([item, item_type]) => ({ ...item, item_type })),
+      validItem.map(({ item_id }) => ({ item_id })),
+      validItem.map(({ item_type }) => ({ item_type })),
+      fc.constantFrom(null, "post:1", [], 1, [{ item_id: "1", item_type: "post" }]),
+      fc.jsonValue({ maxDepth: 2 }),
+    );
+    fc.assert(
+      fc.property(nearItem, (value) => {
+        const fast = plainItemRef(value);
+        const parsed = ItemRef.safeParse(value);
+        if (fast === null) return;
+        expect(parsed.success).toBe(true);
+        expect(fast).toStrictEqual(parsed.data);
+      }),
+      { numRuns: RUNS },
+    );
   });
 });

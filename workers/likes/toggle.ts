@@ -19,6 +19,7 @@ import { settingsForItem } from "./write-settings";
 import { barred } from "../lib/errors";
 import { readJson } from "../lib/validation";
 import type { AppEnv } from "../types";
+import { plainItemRef } from "../../shared/counts-request";
 
 type ToggleStatus = LikeResponse["status"] | SaveResponse["status"] | PendingToggleResponse["status"];
 
@@ -42,7 +43,7 @@ function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): Tog
  */
 export function toggleHandler(counter: ToggleCounter, on: boolean) {
   return async (c: Context<AppEnv>) => {
-    const ref = await readJson(c, ItemRef);
+    const ref = await readJson(c, ItemRef, plainItemRef);
     await enforceWriteLimits(c);
     const rt = { env: c.env, ctx: c.executionCtx };
     const principal = c.get("principal");

@@ -16,11 +16,12 @@ import { itemAccess } from "../privacy/access";
 import { settingsForItem } from "../likes/write-settings";
 import type { AppEnv } from "../types";
 import { routeLabel } from "../metrics/route-label";
+import { plainItemRef } from "../../shared/counts-request";
 
 export const events = new Hono<AppEnv>();
 
 async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
-  const ref = await readJson(c, ItemRef);
+  const ref = await readJson(c, ItemRef, plainItemRef);
   const header = IdempotencyKey.safeParse(c.req.header("idempotency-key"));
   if (!header.success) {
     throw invalid("The Idempotency-Key header is invalid.", [
