@@ -2,7 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { childFor, HEAD } from "../../shared/placement";
 import { freshId, like } from "../workers/helpers";
-import { SHARDS, child, delivered, describeItem, head, homeOf, makeHot, settledLikes, sleep, users, type User } from "../hot/hot-helpers";
+import { SHARDS, child, delivered, describeItem, head, headEdges, homeOf, makeHot, settledLikes, sleep, users, type User } from "../hot/hot-helpers";
 
 const GROWN = SHARDS * 4;
 
@@ -60,6 +60,8 @@ describe("an item whose N grows", () => {
     const everyone = [...split, ...growing, ...late];
     expect(await delivered(everyone.map((u) => u.id))).toBe(true);
     expect(await settledLikes(key, everyone.length)).toBe(everyone.length);
+    // A hand-over batch cut off by the crash resumes when the head wakes again; until it lands, its edges are on their way.
+    await expect.poll(async () => (await headEdges(key)).handing, { timeout: 60_000, interval: 100 }).toBe(false);
     // New edges take the wider map; each edge, old or new, is held in exactly one place: its recorded home.
     for (const u of late) expect(await homeOf(u.id, key)).toBe(childFor(u.id, GROWN));
     for (const u of everyone) expect(await placesHolding(key, u.id)).toEqual([await homeOf(u.id, key)]);
