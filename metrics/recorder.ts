@@ -70,8 +70,8 @@ export class Recorder {
    * The batch's series for a label set, found on the common path without
    * building its key: one map level per label name and per value, in the
    * caller's order, and the series it led to in this batch. Building the key
-   * (escaping, sorting, hashing a new string) on every count was most of
-   * what metrics cost a like (docs/benchmarks.md).
+   * (escaping, sorting, hashing a new string) on every count was about half
+   * of what metrics cost a like (docs/benchmarks.md).
    */
   #series(name: string, labels: Labels, kind: "counter" | "histogram"): Series | undefined {
     let node = this.#step(this.#paths, name);

@@ -34,10 +34,11 @@ type Waiting = { due: number; fail: () => void };
 /**
  * Deadlines for the calls one Durable Object makes, on as few timers as
  * possible. A timer set and cleared again on every call was a measurable
- * share of a like's CPU (clearing costs the runtime several times what
- * setting does, docs/benchmarks.md), so a clock arms one timer for its
- * earliest deadline and never clears it: when it fires, it fails the calls
- * past theirs and arms again for the next, or stops when none is waiting.
+ * share of a like's CPU (clearing costs the runtime about three times what
+ * setting does, docs/benchmarks.md), so a clock arms a timer for its
+ * earliest deadline and never clears one: when it fires, it fails the calls
+ * past theirs and arms again for the next, or stops when none is waiting. A
+ * later call with an earlier deadline than every armed timer arms one more.
  * A call that answered in time only leaves the set. One clock per object:
  * an object's requests share its context, so its timer may fail a call
  * another of its requests made; a stateless Worker request uses

@@ -16,7 +16,10 @@ function watch<T>(promise: Promise<T>): { outcome?: T | Error } {
 // Fake timers: the deadline is the behaviour under test, and no test waits real time for it.
 describe("a deadline clock, one object's deadlines on as few timers as it can", () => {
   beforeEach(() => vi.useFakeTimers());
-  afterEach(() => vi.useRealTimers());
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
 
   it("answers with the work's result in time, and fails only the calls past their own deadline", async () => {
     const clock = new DeadlineClock();

@@ -9,7 +9,10 @@ describe("Soon, the timer that stores acknowledgements", () => {
     vi.useFakeTimers();
     runs = 0;
   });
-  afterEach(() => vi.useRealTimers());
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
 
   it("runs once the object has been quiet for the delay, however many requests came before", () => {
     const timer = soon();

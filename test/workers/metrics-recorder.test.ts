@@ -27,6 +27,16 @@ describe("the in-isolate recorder", () => {
     expect(warn).toHaveBeenCalledTimes(1);
   });
 
+  it("refuses a counter's label set as a histogram, however often it is asked, and keeps counting it", () => {
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const r = new Recorder();
+    r.count("both_total", { a: "1" });
+    r.observe("both_total", { a: "1" }, 0.5);
+    r.observe("both_total", { a: "1" }, 0.5);
+    r.count("both_total", { a: "1" }, 2);
+    expect(r.take()).toEqual([{ kind: "counter", name: "plaudit_both_total", labels: { a: "1" }, value: 3 }]);
+  });
+
   it("refuses label names Prometheus cannot read or reserves", () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     const r = new Recorder();
