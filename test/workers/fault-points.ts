@@ -17,6 +17,8 @@ interface Fault {
   held: boolean;
   /** A held call fails once released, instead of running (an object that could not be reached). */
   failWhenReleased: boolean;
+  /** Calls that arrived while held, released or not. */
+  heldCalls: number;
   /** The next N calls throw before running. */
   failBefore: number;
   /** The next N calls run, then throw (a reply lost on the way back). */
@@ -34,7 +36,7 @@ function faultOf(instance: object, method: string): Fault {
   faults.set(instance, byMethod);
   let fault = byMethod.get(method);
   if (!fault) {
-    fault = { held: false, failWhenReleased: false, failBefore: 0, failAfter: 0 };
+    fault = { held: false, failWhenReleased: false, heldCalls: 0, failBefore: 0, failAfter: 0 };
     byMethod.set(method, fault);
   }
   return fault;
@@ -57,6 +59,7 @@ function wrap(prototype: Record<string, Method>, method: string): void {
   // the test's request instead would be one the runtime sees no way of
   // settling, and it may cancel the call.
   async function heldCall(self: object, fault: Fault, args: unknown[]): Promise<unknown> {
+    fault.heldCalls++;
     while (fault.held) await new Promise((resolve) => setTimeout(resolve, HELD_POLL_MS));
     if (fault.failWhenReleased) throw new Error(`injected: ${method} could not be reached`);
     return await afterFaults(self, fault, method, args);
@@ -86,6 +89,11 @@ export function hold<T extends object>(instance: T, method: Name<T>, { fail = fa
   const fault = faultOf(instance, method);
   fault.failWhenReleased = fail;
   fault.held = true;
+}
+
+/** How many calls of `method` arrived while it was held: a caller that gave up on a hung call and sent it again shows as more than one. */
+export function heldCalls<T extends object>(instance: T, method: Name<T>): number {
+  return faultOf(instance, method).heldCalls;
 }
 
 /** Lets every held call of `method` go on. */
