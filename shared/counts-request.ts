@@ -12,9 +12,9 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /**
  * An item reference as the ItemRef schema reads it, without zod, or null
- * where the schema may say otherwise: every like, unlike, save and view
- * names one, and each item of a counts body is one. Checked against the
- * schema by test/node/counts-request.test.ts.
+ * where the schema may say otherwise: every like, unlike, save, unsave,
+ * view and share names one, and each item of a counts body is one. Checked
+ * against the schema by test/node/counts-request.test.ts.
  */
 export function plainItemRef(value: unknown): ItemRef | null {
   if (!isObject(value)) return null;
