@@ -20,7 +20,7 @@ export function escapeLabelValue(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
-/** `label="value",...` sorted by label name: one spelling per label set. Made on every count, so a plain loop. */
+/** `label="value",...` sorted by label name: one spelling per label set. Made for every series a batch meets and every series an accumulator merges, so a plain loop. */
 export function labelText(labels: Labels): string {
   const names = Object.keys(labels);
   if (names.length > 1) names.sort();

@@ -33,6 +33,9 @@ export async function toggle(http: HttpClient, token: string, item: string, on: 
   return { kind: "invalid", res, why: `${res.status} ${JSON.stringify(res.body)}` };
 }
 
+/** The call's change was answered (not refused, not lost, not outside the contract). */
+export const answeredWithStatus = (outcome: ToggleOutcome) => outcome.kind === "answered" && outcome.answer.status !== null;
+
 /**
  * Likes or unlikes, each call the opposite of what the last answered call
  * left for that user and item: the steady load of the memory and profile
@@ -44,16 +47,13 @@ export function flipper(http: HttpClient, tokens: ReadonlyMap<string, string>): 
     const key = `${user}:${item}`;
     const on = !liked.has(key);
     const outcome = await toggle(http, tokens.get(user)!, item, on);
-    if (outcome.kind === "answered" && outcome.answer.status !== null) {
+    if (answeredWithStatus(outcome)) {
       if (on) liked.add(key);
       else liked.delete(key);
     }
     return outcome;
   };
 }
-
-/** The call's change was answered (not refused, not lost, not outside the contract). */
-export const answeredWithStatus = (outcome: ToggleOutcome) => outcome.kind === "answered" && outcome.answer.status !== null;
 
 export async function hasLiked(http: HttpClient, token: string, items: readonly string[]) {
   const res = await http.request("POST", "/v1/has_liked", { token, body: { item_ids: items, item_type: ITEM_TYPE } });

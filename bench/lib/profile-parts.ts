@@ -139,7 +139,8 @@ export function attribute(profile: CpuProfile, bundles: ReadonlyMap<string, { li
     const name = part?.name ?? UNATTRIBUTED;
     add(name, part?.reference ?? "some", ms, leaf.callFrame);
     const byModule = (modules[name] ??= {});
-    byModule[leafName(leaf)] = (byModule[leafName(leaf)] ?? 0) + ms;
+    const module = leafName(leaf);
+    byModule[module] = (byModule[module] ?? 0) + ms;
   }
   const order = [...PARTS.map((part) => part.name), UNATTRIBUTED];
   const parts = [...times.values()].sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));

@@ -9,7 +9,7 @@ import { settleAll } from "../../shared/settle";
 import { metrics } from "../../metrics/recorder";
 import { KeyedChain } from "./keyed-chain";
 import type { MeteredStorage } from "./metered-storage";
-import { applyAtHome } from "./object-calls";
+import { applyAtHome, type CallDeadline } from "./object-calls";
 import { rememberPlacement } from "./placement-cache";
 import { keyOf, type UserOutbox } from "./user-outbox";
 
@@ -40,9 +40,13 @@ export interface DeliveryHost {
  */
 export class EdgeDelivery {
   readonly #locks = new KeyedChain();
+  /** Every delivery's deadline, on the object's clock. */
+  readonly #deadline: CallDeadline;
   #imports: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly host: DeliveryHost) {}
+  constructor(private readonly host: DeliveryHost) {
+    this.#deadline = { timeoutMs: USER_DELIVERY_TIMEOUT_MS, clock: host.clock };
+  }
 
   /**
    * Delivers an edge's undelivered changes to its home. Deliveries of one
@@ -88,7 +92,7 @@ export class EdgeDelivery {
         if (due === null) return true;
         const { state, inc, seq, at, home } = due;
         const change: EdgeChange = { user, counter, state, inc, seq, at };
-        const result = await applyAtHome(env, item, home, [change], "user_likes", { timeoutMs: USER_DELIVERY_TIMEOUT_MS, clock: this.host.clock });
+        const result = await applyAtHome(env, item, home, [change], "user_likes", this.#deadline);
         if (result.status === "applied") {
           outbox.delivered({ item, counter }, change);
           metrics.count("outbox_delivered_total", { object: "user_likes" });

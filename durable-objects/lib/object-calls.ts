@@ -29,7 +29,6 @@ export type CallDeadline = { timeoutMs?: number; clock?: DeadlineClock };
  */
 export function counted<T extends object>(env: Env, stub: T, caller: string, object: ObjectLabel, { timeoutMs, clock }: CallDeadline = {}): T {
   const deadline = timeoutMs ?? config(env).OBJECT_CALL_TIMEOUT_MS;
-  const within = clock ? clock.within.bind(clock) : withDeadline;
   return new Proxy(stub, {
     get(target, property) {
       const value: unknown = Reflect.get(target, property);
@@ -37,7 +36,9 @@ export function counted<T extends object>(env: Env, stub: T, caller: string, obj
       return async (...args: unknown[]) => {
         metrics.count("object_calls_total", { caller, object });
         try {
-          return await within(Promise.resolve(Reflect.apply(value, target, args)), deadline, `${object}.${String(property)}`);
+          const call = Promise.resolve(Reflect.apply(value, target, args));
+          const what = `${object}.${String(property)}`;
+          return await (clock ? clock.within(call, deadline, what) : withDeadline(call, deadline, what));
         } catch (error) {
           if ((error as { overloaded?: unknown } | null)?.overloaded === true) metrics.count("object_overloaded_total", { object });
           throw error;
