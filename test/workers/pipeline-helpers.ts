@@ -1,4 +1,4 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, vi } from "vitest";
 import { zeroCounts, type Counts } from "../../shared/counters";
@@ -56,6 +56,19 @@ export async function central(): Promise<CentralStore> {
   const store = await centralStore(env);
   if (!store) throw new Error("the tests run with a central store");
   return store;
+}
+
+/**
+ * `settled`, with the acknowledgements stored as well, not only held in the
+ * object's memory (they are committed within ACK_PERSIST_MS): an object
+ * killed before that resends its last emission when it starts again, and
+ * that resend writes back a store row deleted meanwhile. A test that kills
+ * objects after changing the stores starts from here.
+ */
+export async function settledDurably(item: string, timeout = 20_000): Promise<Counts> {
+  const counts = await settled(item, timeout);
+  await vi.waitFor(async () => expect(await runInDurableObject(itemStub(item), (instance) => instance.emitter.unfolded)).toBe(false), { timeout, interval: 100 });
+  return counts;
 }
 
 /** Waits until the item's object has had its current snapshot and every edge acknowledged (at most `timeout` ms). */
