@@ -20,7 +20,7 @@ import { costsFigure, currentCommit, machineNow, referenceFigure, runFigure, sav
 import { summaryTable, writeReports, type Report } from "./lib/report";
 import { removeStateDir, startServer, type LocalServer } from "./lib/server";
 import { ItemPicker, seededRandom } from "./lib/zipf";
-import { feedRead, type RunContext } from "./scenarios/operations";
+import { feedRead, showEveryItem, type RunContext } from "./scenarios/operations";
 import { ItemSights } from "./lib/sights";
 import { config } from "../shared/config";
 import { seedLike } from "./scenarios/index";
@@ -167,7 +167,7 @@ async function run(
   const service = await serviceToken(secret);
   const metricsBefore = await settledMetrics(http, service);
   const costsBefore = await readCosts(http, service);
-  const { recorder, seconds, onClock, reference, criticalPath } = await clock(ctx, users, opts, service, references, serverPid);
+  const { recorder, seconds, onClock, reference, criticalPath } = await clock(ctx, users, items, opts, service, references, serverPid);
   // Over every plaudit phase: the reference phases between them send plaudit nothing.
   const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
   const costs = perRequest(costsBefore, await readCosts(http, service), feeds);
@@ -285,6 +285,7 @@ async function run(
 async function clock(
   ctx: RunContext,
   users: readonly string[],
+  items: readonly string[],
   opts: Options,
   service: string,
   references: readonly StartedReference[],
@@ -300,6 +301,10 @@ async function clock(
   const plaudit: Contender = {
     name: PLAUDIT,
     cpuMs: () => (serverPid === null ? null : workerdCpuMs(serverPid)),
+    async prepare() {
+      if (!opts.feedFirst) return;
+      await showEveryItem(ctx, items);
+    },
     async phase() {
       const before = await hotHead();
       const timed = timedPhase(ctx, users, opts.scenario, opts);
@@ -335,7 +340,10 @@ async function clock(
     },
   };
   let reference: ReferenceComparison | null = null;
-  if (references.length === 0) await plaudit.phase();
+  if (references.length === 0) {
+    await plaudit.prepare?.();
+    await plaudit.phase();
+  }
   else {
     const others = referenceContenders(references, (http) => ({ ...ctx, http, sights: undefined }), users, opts.scenario, opts);
     try {

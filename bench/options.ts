@@ -22,6 +22,9 @@ const USAGE = `usage: npm run bench -- [options]
   --hot-share F          share of writes that go to the one hot item (default 0.5)
   --zipf S               Zipf exponent of item popularity (default 1.0)
   --duplicate-share F    share of writes sent twice at once, as a racing retry (default 0.05)
+  --feed-first           before each of plaudit's timed phases, off the clock and outside its CPU figure,
+                         show every item once in feeds of 50 (POST /v1/counts), as an app shows an item
+                         before its users like it, so the phase's likes are of items the isolate has met
   --seed-likes N         likes made before a read scenario's clock starts (default 500)
   --url URL              a running plaudit (default http://127.0.0.1:8787)
   --secret S             its AUTH_SECRET (default: $AUTH_SECRET, else .dev.vars)
@@ -55,6 +58,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
       zipf: { type: "string", default: "1.0" },
       "duplicate-share": { type: "string", default: "0.05" },
       "seed-likes": { type: "string", default: "500" },
+      "feed-first": { type: "boolean", default: false },
       url: { type: "string", default: "http://127.0.0.1:8787" },
       secret: { type: "string" },
       start: { type: "boolean", default: false },
@@ -98,6 +102,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     zipf: num("zipf", 0, 10, false),
     duplicateShare: num("duplicate-share", 0, 1, false),
     seedLikes: num("seed-likes", 0, 1_000_000),
+    feedFirst: values["feed-first"],
     convergeSeconds: num("converge-seconds", 1, 3600),
     idleSeconds: num("idle-seconds", 0, 3600),
     maxErrorRate: num("max-error-rate", 0, 1, false),

@@ -17,6 +17,8 @@ import type { Scenario } from "../scenarios/index";
 /** One side of the comparison: plaudit, or a reference Worker. */
 export type Contender = {
   name: string;
+  /** Work before a phase that is neither timed nor in its CPU figure (--feed-first). */
+  prepare?(): Promise<void>;
   /** One timed phase of the scenario against this side. */
   phase(): Promise<Summary>;
   /** Waits until the work this side's phase left running is done, so the next phase does not pay for it. */
@@ -110,6 +112,7 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
   for (let round = 1; round <= rounds; round++) {
     for (const side of roundOrder(round, [plaudit, ...references])) {
       console.error(`round ${round}/${rounds}: ${workerLabel(side.name)}...`);
+      await side.prepare?.();
       const cpuBefore = side.cpuMs?.() ?? null;
       const { total } = await side.phase();
       // The last phase settles too: its CPU is measured to the end of its tail, as the others' is.

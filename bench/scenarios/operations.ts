@@ -128,6 +128,30 @@ export const feedRead: Operation = {
   },
 };
 
+/** The items in feed-sized batches, every item once, in order. */
+export function feedBatches(items: readonly string[], size = FEED_SIZE): string[][] {
+  const batches: string[][] = [];
+  for (let i = 0; i < items.length; i += size) batches.push(items.slice(i, i + size));
+  return batches;
+}
+
+/**
+ * Every item shown once in a feed (POST /v1/counts), as an app shows an item
+ * before its users like it: the isolate then knows each item's settings and
+ * counts, as it would for an item in any feed of the last PRIVACY_STALE_MS.
+ * Off the clock: its answers are recorded as violations only when they break
+ * the contract.
+ */
+export async function showEveryItem(ctx: RunContext, items: readonly string[]): Promise<void> {
+  await Promise.all(
+    feedBatches(items).map(async (batch) => {
+      ctx.sights?.meet(batch, "read");
+      const { res, counts } = await likeCounts(ctx.http, batch);
+      if (!counts) ctx.recorder.violation(`feed before the phase: ${errorDetail(res)}`);
+    }),
+  );
+}
+
 export const countRead: Operation = {
   name: "count",
   kind: "read",

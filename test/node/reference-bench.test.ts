@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { options } from "../../bench/options";
-import { compare, median, roundOrder, type PhaseRun } from "../../bench/lib/reference";
+import { compare, median, roundOrder, runRounds, type Contender, type PhaseRun } from "../../bench/lib/reference";
+import { feedBatches } from "../../bench/scenarios/operations";
 import { Recorder } from "../../bench/lib/recorder";
 
 /** The exit code options() asks for, or null when it returns. */
@@ -35,6 +36,47 @@ describe("the bench's --rounds option", () => {
 
   it("exits 2 without --reference: there is nothing to take turns with", () => {
     expect(exitCodeOf(["--rounds", "2"])).toBe(2);
+  });
+});
+
+describe("the bench's --feed-first option", () => {
+  it("is off unless asked for", () => {
+    expect(options([]).feedFirst).toBe(false);
+    expect(options(["--feed-first"]).feedFirst).toBe(true);
+  });
+
+  it("shows every item exactly once, in feeds of at most 50", () => {
+    const items = Array.from({ length: 1_001 }, (_, i) => String(i));
+    const batches = feedBatches(items);
+    expect(batches).toHaveLength(21);
+    expect(Math.max(...batches.map((b) => b.length))).toBe(50);
+    expect(batches.flat()).toEqual(items);
+    expect(feedBatches([])).toEqual([]);
+  });
+
+  it("prepares a side before its CPU reading and its phase, in every round, and leaves the other sides alone", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const calls: string[] = [];
+    let cpu = 0;
+    const summary = { total: { count: 10, opsPerSecond: 1, p50: 1, p99: 2, errors: 0 } };
+    const side = (name: string, prepared: boolean): Contender => ({
+      name,
+      ...(prepared ? { prepare: async () => void calls.push(`${name} prepare`) } : {}),
+      cpuMs: () => {
+        calls.push(`${name} cpu`);
+        return (cpu += 10);
+      },
+      phase: async () => {
+        calls.push(`${name} phase`);
+        return summary as Awaited<ReturnType<Contender["phase"]>>;
+      },
+    });
+    await runRounds(side("plaudit", true), [side("like", false)], 2);
+    expect(calls).toEqual([
+      "plaudit prepare", "plaudit cpu", "plaudit phase", "plaudit cpu", "like cpu", "like phase", "like cpu",
+      "like cpu", "like phase", "like cpu", "plaudit prepare", "plaudit cpu", "plaudit phase", "plaudit cpu",
+    ]);
+    vi.restoreAllMocks();
   });
 });
 
