@@ -8,7 +8,7 @@ import { latestPass } from "../../workers/stores/passes";
 import { tickPasses } from "../../workers/pipeline/pass-tick";
 import { indexDatabaseFor } from "../../workers/stores/count-databases";
 import { settingsForWrite } from "../../workers/privacy/item-settings";
-import { freshId, like, newUser, tokenFor } from "./helpers";
+import { call, freshId, like, newUser, tokenFor } from "./helpers";
 import { sample, scrape, total, type Family } from "./metrics-exposition";
 
 const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
@@ -93,6 +93,20 @@ describe("an idle system does no work", () => {
       await expect.poll(async () => liked(await scrape(service)) - liked(before), { timeout: 10_000 }).toBe(1);
       expect(likeReads(await scrape(service)) - likeReads(before)).toBe(expected);
     }
+  });
+
+  it("makes no query before the answer of a like of an item a feed just showed", async () => {
+    const service = await tokenFor(freshId(), { role: "service" });
+    const ids = [freshId(), freshId(), freshId()];
+    const critical = (families: Family[]) => total(families, "plaudit_d1_queries_total", (labels) => labels.path === "critical");
+    const liked = (families: Family[]) => sample(families, "plaudit_toggle_outcomes_total", { counter: "likes", outcome: "liked" });
+    const feed = await call("POST", "/v1/counts", { body: { items: ids.map((item_id) => ({ item_id, item_type: "post" })) } });
+    expect(feed.status).toBe(200);
+    const before = await scrape(service);
+    // The feed brought each item's settings and counts along: a like of any of them has what its check and answer need.
+    for (const id of ids) expect((await like((await newUser()).token, id)).status).toBe(200);
+    await expect.poll(async () => liked(await scrape(service)) - liked(before), { timeout: 10_000 }).toBe(ids.length);
+    expect(critical(await scrape(service)) - critical(before)).toBe(0);
   });
 
   it("checks a like against settings past their TTL without a query before the answer, and refreshes them after it", async () => {
