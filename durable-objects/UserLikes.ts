@@ -5,6 +5,7 @@ import { DeadlineClock } from "../shared/deadline";
 import type { EventCounter, ToggleCounter } from "../shared/counters";
 import { homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
+import { USER_DELIVERY_DELAY_MS } from "../shared/own-writes";
 import type { EventPermit, ImportedEdge, ImportOutcome, ToggleRequest, ToggleResult, UserEdge } from "../shared/contracts";
 import { cachedPlacement } from "./lib/placement-cache";
 import { decide } from "../shared/rate-limiter";
@@ -167,8 +168,8 @@ export class UserLikes extends DurableObject<Env> {
     this.#seq = written.seq;
     metrics.count("outbox_enqueued_total", { object: "user_likes" });
     scheduleFlush(this.env, this.ctx);
-    // Not awaited: the answer needs only the commit above.
-    void this.#delivery.deliver(written.item, written.counter);
+    // Not awaited, and not begun yet: the answer needs only the commit above, and leaves before the item side's work starts.
+    setTimeout(() => void this.#delivery.deliver(written.item, written.counter), USER_DELIVERY_DELAY_MS);
     return { kind: "changed" };
   }
 

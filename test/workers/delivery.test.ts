@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ApplyResult } from "../../shared/contracts";
 import type { EdgeChange } from "../../shared/edges";
 import { call, countOf, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
-import { failNext } from "./fault-points";
+import { failNext, failuresLeft } from "./fault-points";
 import { MeteredStorage } from "../../durable-objects/lib/metered-storage";
 import { UserOutbox } from "../../durable-objects/lib/user-outbox";
 
@@ -72,6 +72,8 @@ describe("an acknowledged like survives an item side that fails", () => {
     const res = await like(user.token, id);
     expect(res.status).toBe(200);
     expect(await json(res)).toMatchObject({ status: "liked", count: 1, user_liked: true });
+    // The delivery starts after the answer: once the item refused it, the change waits in the outbox.
+    await expect.poll(() => runInDurableObject(item, (instance) => failuresLeft(instance, "apply")), { timeout: 10_000, interval: 20 }).toBe(0);
     expect((await item.read()).counts.likes).toBe(0);
     expect(await userStub(user.id).pendingDeliveries()).toBe(1);
 
@@ -168,6 +170,8 @@ describe("an acknowledged like survives an item side that fails", () => {
     });
     await like(user.token, id);
     expect(await json(await unlike(user.token, id))).toMatchObject({ status: "unliked", count: 0 });
+    // Both deliveries were sent, after their answers, and refused.
+    await expect.poll(() => runInDurableObject(item, (instance) => failuresLeft(instance, "apply")), { timeout: 10_000, interval: 20 }).toBe(0);
     await runDurableObjectAlarm(userStub(user.id));
     expect((await item.read()).counts.likes).toBe(0);
     expect(await userStub(user.id).pendingDeliveries()).toBe(0);

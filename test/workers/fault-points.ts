@@ -112,6 +112,11 @@ export function failNext<T extends object>(instance: T, method: Name<T>, n: numb
   faultOf(instance, method).failBefore = n;
 }
 
+/** How many of the failures `failNext` asked for are still to come: 0 once that many calls were refused. */
+export function failuresLeft<T extends object>(instance: T, method: Name<T>): number {
+  return faultOf(instance, method).failBefore;
+}
+
 /** The next `n` calls of `method` run and then throw, as if their reply was lost. */
 export function loseReplies<T extends object>(instance: T, method: Name<T>, n: number): void {
   faultOf(instance, method).failAfter = n;
