@@ -24,7 +24,7 @@ import { feedRead, showEveryItem, type RunContext } from "./scenarios/operations
 import { ItemSights } from "./lib/sights";
 import { config } from "../shared/config";
 import { seedLike } from "./scenarios/index";
-import { readCosts, perRequest } from "./lib/costs";
+import { diff, plus, readCosts, perRequest, ZERO_COSTS, type ReadCosts } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
 import { PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
@@ -167,10 +167,10 @@ async function run(
   const service = await serviceToken(secret);
   const metricsBefore = await settledMetrics(http, service);
   const costsBefore = await readCosts(http, service);
-  const { recorder, seconds, onClock, reference, criticalPath } = await clock(ctx, users, items, opts, service, references, serverPid);
-  // Over every plaudit phase: the reference phases between them send plaudit nothing.
+  const { recorder, seconds, onClock, reference, prepared, criticalPath } = await clock(ctx, users, items, opts, service, references, serverPid);
+  // Over every plaudit phase: the reference phases between them send plaudit nothing, and --feed-first's feeds are taken out.
   const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
-  const costs = perRequest(costsBefore, await readCosts(http, service), feeds);
+  const costs = perRequest(plus(costsBefore, prepared), await readCosts(http, service), feeds);
 
   // The store's lag, under the same load again but off the clock: the probe's
   // likes would otherwise add writes to a read scenario's measured phase.
@@ -295,16 +295,23 @@ async function clock(
   let seconds = 0;
   const onClock = { commits: 0, applies: 0, writes: 0 };
   const critical = { phases: 0, likeRequests: 0, queries: 0, firstSights: 0 };
+  let prepared: ReadCosts | null = ZERO_COSTS;
   const hotHead = async () => await hotItemShare(ctx.http, service, ctx.picker.hot);
   // The head's own figures live in its memory and start again from 0 when it restarts (an eviction between rounds).
   const grown = (after: number, before: number) => (after >= before ? after - before : after);
   const plaudit: Contender = {
     name: PLAUDIT,
     cpuMs: () => (serverPid === null ? null : workerdCpuMs(serverPid)),
-    async prepare() {
-      if (!opts.feedFirst) return;
-      await showEveryItem(ctx, items);
-    },
+    ...(opts.feedFirst
+      ? {
+          async prepare() {
+            const before = await readCosts(ctx.http, service);
+            await showEveryItem(ctx, items, recorder);
+            // The read routes' costs per request are the timed phases' alone.
+            prepared = plus(prepared, diff(before, await readCosts(ctx.http, service)));
+          },
+        }
+      : {}),
     async phase() {
       const before = await hotHead();
       const timed = timedPhase(ctx, users, opts.scenario, opts);
@@ -343,8 +350,7 @@ async function clock(
   if (references.length === 0) {
     await plaudit.prepare?.();
     await plaudit.phase();
-  }
-  else {
+  } else {
     const others = referenceContenders(references, (http) => ({ ...ctx, http, sights: undefined }), users, opts.scenario, opts);
     try {
       reference = await runRounds(plaudit, others.contenders, opts.rounds);
@@ -355,7 +361,7 @@ async function clock(
   // The checks after the clock record into the one recorder of plaudit's phases.
   ctx.recorder = recorder;
   const per100 = (n: number) => (critical.likeRequests === 0 ? 0 : Math.round((n / critical.likeRequests) * 10_000) / 100);
-  return { recorder, seconds, onClock, reference, criticalPath: { ...critical, per100: per100(critical.queries), floorPer100: per100(critical.firstSights) } };
+  return { recorder, seconds, onClock, reference, prepared, criticalPath: { ...critical, per100: per100(critical.queries), floorPer100: per100(critical.firstSights) } };
 }
 
 /** Settles undecided edges with has_liked, then waits until every touched item's count is exact. */

@@ -22,7 +22,7 @@ const USAGE = `usage: npm run bench -- [options]
   --hot-share F          share of writes that go to the one hot item (default 0.5)
   --zipf S               Zipf exponent of item popularity (default 1.0)
   --duplicate-share F    share of writes sent twice at once, as a racing retry (default 0.05)
-  --feed-first           before each of plaudit's timed phases, off the clock and outside its CPU figure,
+  --feed-first           before each of plaudit's timed phases, off the clock and before its CPU reading,
                          show every item once in feeds of 50 (POST /v1/counts), as an app shows an item
                          before its users like it, so the phase's likes are of items the isolate has met
   --seed-likes N         likes made before a read scenario's clock starts (default 500)

@@ -49,8 +49,8 @@ const REMOVAL_SAFETY_MS = 10_000;
  * A state change, its outbox entry and the rate limiter's state are written in
  * one transaction (one commit), before anything is sent: a 200 is only sent
  * once that commit is durable (the output gate holds the answer until then),
- * and the answer does not wait for the item side. Delivery starts at once;
- * the outbox keeps the change until the item side has acknowledged it, and
+ * and the answer does not wait for the item side. Delivery starts
+ * USER_DELIVERY_DELAY_MS after the commit; the outbox keeps the change until the item side has acknowledged it, and
  * the alarm redelivers whatever a failure or a crash left there.
  */
 export class UserLikes extends DurableObject<Env> {
@@ -168,7 +168,7 @@ export class UserLikes extends DurableObject<Env> {
     this.#seq = written.seq;
     metrics.count("outbox_enqueued_total", { object: "user_likes" });
     scheduleFlush(this.env, this.ctx);
-    // Not awaited, and not begun yet: the answer needs only the commit above, and leaves before the item side's work starts.
+    // Not awaited, and begun a little later: the answer needs only the commit above, and usually leaves before the item side's work starts.
     setTimeout(() => void this.#delivery.deliver(written.item, written.counter), USER_DELIVERY_DELAY_MS);
     return { kind: "changed" };
   }
@@ -184,7 +184,7 @@ export class UserLikes extends DurableObject<Env> {
    * Edges brought from another system, for one user, in one commit (see
    * applyImports): outside the user's rate limits, which pace people, not
    * migrations (the importer paces itself on the answers and the queue
-   * backlog). Delivered like a live change.
+   * backlog). Delivered at once, a few items at a time (EdgeDelivery.deliverImported).
    */
   importEdges(user: string, edges: readonly ImportedEdge[]): ImportOutcome[] {
     // A removed account takes no imports: they would bring back what the removal undid.
@@ -299,7 +299,7 @@ export class UserLikes extends DurableObject<Env> {
     try {
       let next = removalStep;
       if (this.pendingDeliveries() > 0) {
-        // Only failures back off: an edge changed while this alarm ran has a delivery of its own in flight.
+        // Only failures back off: an edge changed while this alarm ran has a delivery of its own, scheduled or in flight.
         this.#retryAttempt = failures > 0 ? this.#retryAttempt + 1 : 0;
         const retry = Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS);
         next = Math.min(next ?? retry, retry);

@@ -2,10 +2,12 @@ import type { Config } from "./config";
 
 /**
  * How long after a write's commit the user's object starts delivering it:
- * past the answer's way out of the runtime, so the item side's apply and
- * commit of the change never run ahead of the answer on a thread they share
- * (locally every object's; on Cloudflare an isolate's). The outbox and its
- * alarm hold the change meanwhile, as they do during a delivery.
+ * longer than the answer's way out of the runtime takes on a thread that is
+ * not backed up, so the item side's apply and commit of the change do not
+ * run ahead of the answer on a thread they share (locally every object's;
+ * on Cloudflare an isolate's). A timing, not an order: under load the
+ * delivery can still come first. The outbox and its alarm hold the change
+ * meanwhile, as they do during a delivery.
  */
 export const USER_DELIVERY_DELAY_MS = 20;
 

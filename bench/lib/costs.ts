@@ -28,6 +28,20 @@ export async function readCosts(http: HttpClient, serviceToken: string): Promise
   };
 }
 
+export const ZERO_COSTS: ReadCosts = { objectCalls: 0, d1Queries: 0, d1RowsRead: 0 };
+
+/** `after - before`, or null when either scrape failed. */
+export function diff(before: ReadCosts | null, after: ReadCosts | null): ReadCosts | null {
+  if (!before || !after) return null;
+  return { objectCalls: after.objectCalls - before.objectCalls, d1Queries: after.d1Queries - before.d1Queries, d1RowsRead: after.d1RowsRead - before.d1RowsRead };
+}
+
+/** `a + b`, or null when either is unknown. */
+export function plus(a: ReadCosts | null, b: ReadCosts | null): ReadCosts | null {
+  if (!a || !b) return null;
+  return { objectCalls: a.objectCalls + b.objectCalls, d1Queries: a.d1Queries + b.d1Queries, d1RowsRead: a.d1RowsRead + b.d1RowsRead };
+}
+
 /** Per-request costs over a phase: `after - before`, divided by the requests served. */
 export function perRequest(before: ReadCosts | null, after: ReadCosts | null, requests: number) {
   if (!before || !after || requests === 0) return null;

@@ -2,7 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { childFor, HEAD } from "../../shared/placement";
 import { freshId, like } from "../workers/helpers";
-import { SHARDS, child, delivered, describeItem, head, headEdges, homeOf, makeHot, settledLikes, sleep, users, type User } from "../hot/hot-helpers";
+import { SHARDS, child, delivered, describeItem, head, headEdges, homeOf, makeHot, settledLikes, sleep, user, users, type User } from "../hot/hot-helpers";
 
 const GROWN = SHARDS * 4;
 
@@ -55,7 +55,9 @@ describe("an item whose N grows", () => {
     const late = await users(12);
     const answers = await Promise.all(late.map((u) => like(u.token, id)));
     expect(answers.map((r) => r.status)).toEqual(late.map(() => 200));
-    // And a crash just after it: these likes' deliveries, refusals and re-homings under the wider map are in flight.
+    // And a crash once the first of these likes reached the item side (their deliveries begin after the answers):
+    // the others' deliveries, refusals and re-homings under the wider map are in flight.
+    await expect.poll(async () => (await Promise.all(late.map((u) => user(u.id).pendingDeliveries()))).some((n) => n === 0), { timeout: 30_000, interval: 10 }).toBe(true);
     await abortAllDurableObjects();
     const everyone = [...split, ...growing, ...late];
     expect(await delivered(everyone.map((u) => u.id))).toBe(true);

@@ -40,6 +40,8 @@ describe("the bench's --rounds option", () => {
 });
 
 describe("the bench's --feed-first option", () => {
+  afterEach(() => vi.restoreAllMocks());
+
   it("is off unless asked for", () => {
     expect(options([]).feedFirst).toBe(false);
     expect(options(["--feed-first"]).feedFirst).toBe(true);
@@ -76,7 +78,6 @@ describe("the bench's --feed-first option", () => {
       "plaudit prepare", "plaudit cpu", "plaudit phase", "plaudit cpu", "like cpu", "like phase", "like cpu",
       "like cpu", "like phase", "like cpu", "plaudit prepare", "plaudit cpu", "plaudit phase", "plaudit cpu",
     ]);
-    vi.restoreAllMocks();
   });
 });
 

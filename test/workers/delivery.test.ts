@@ -122,6 +122,8 @@ describe("an acknowledged like survives an item side that fails", () => {
       failNext(instance, "apply", 8);
     });
     await like(user.token, id);
+    // The like's own delivery, begun after its answer, is the first of the 8 refused.
+    await expect.poll(() => runInDurableObject(item, (instance) => failuresLeft(instance, "apply")), { timeout: 10_000, interval: 20 }).toBe(7);
     for (let attempt = 0; attempt < 7; attempt++) {
       expect(await runDurableObjectAlarm(userStub(user.id))).toBe(true);
       expect((await item.read()).counts.likes).toBe(0);

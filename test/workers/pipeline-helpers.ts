@@ -2,6 +2,8 @@ import { createExecutionContext, createMessageBatch, getQueueResult, runInDurabl
 import { env } from "cloudflare:workers";
 import { expect, vi } from "vitest";
 import { zeroCounts, type Counts } from "../../shared/counters";
+import { config } from "../../shared/config";
+import { USER_DELIVERY_DELAY_MS } from "../../shared/own-writes";
 import worker from "../../workers/index";
 import { centralStore } from "../../workers/stores/central-tables";
 import type { CentralStore } from "../../workers/stores/central-store";
@@ -71,15 +73,26 @@ export async function settledDurably(item: string, timeout = 20_000): Promise<Co
   return counts;
 }
 
-/** Waits until the item's object has had its current snapshot and every edge acknowledged (at most `timeout` ms). */
+/**
+ * Waits until the item's object has had its current snapshot and every edge
+ * acknowledged, and has stayed so for as long as a like answered just before
+ * the call can take to show there: its delivery begins USER_DELIVERY_DELAY_MS
+ * after its commit, and the item applies it within ITEM_COMMIT_WINDOW_MS (at
+ * most `timeout` ms in all).
+ */
 export async function settled(item: string, timeout = 20_000): Promise<Counts> {
   const stub = itemStub(item);
+  const quietMs = USER_DELIVERY_DELAY_MS + config(env).ITEM_COMMIT_WINDOW_MS;
+  let since: { seq: number; at: number } | null = null;
   return await vi.waitFor(
     async () => {
       const state = await stub.emissionState();
+      const settledNow = state.seq > 0 && state.ackedSeq === state.seq && state.pendingEdges === 0;
+      if (!settledNow || since?.seq !== state.seq) since = settledNow ? { seq: state.seq, at: Date.now() } : null;
       expect(state.seq).toBeGreaterThan(0);
       expect(state.ackedSeq).toBe(state.seq);
       expect(state.pendingEdges).toBe(0);
+      expect(Date.now() - since!.at).toBeGreaterThanOrEqual(quietMs);
       return state.counts;
     },
     { timeout, interval: 100 },
