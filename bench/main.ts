@@ -295,7 +295,7 @@ async function clock(
   let seconds = 0;
   const onClock = { commits: 0, applies: 0, writes: 0 };
   const critical = { phases: 0, likeRequests: 0, queries: 0, firstSights: 0 };
-  let prepared: ReadCosts | null = ZERO_COSTS;
+  let prepared = ZERO_COSTS as ReadCosts | null;
   const hotHead = async () => await hotItemShare(ctx.http, service, ctx.picker.hot);
   // The head's own figures live in its memory and start again from 0 when it restarts (an eviction between rounds).
   const grown = (after: number, before: number) => (after >= before ? after - before : after);
@@ -306,7 +306,8 @@ async function clock(
       ? {
           async prepare() {
             const before = await readCosts(ctx.http, service);
-            await showEveryItem(ctx, items, recorder);
+            const limited = await showEveryItem(ctx, items, recorder);
+            if (limited > 0) console.error(`${limited} feeds before the phase were rate limited (429): their items were not shown`);
             // The read routes' costs per request are the timed phases' alone.
             prepared = plus(prepared, diff(before, await readCosts(ctx.http, service)));
           },

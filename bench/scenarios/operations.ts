@@ -139,18 +139,25 @@ export function feedBatches(items: readonly string[], size = FEED_SIZE): string[
  * Every item shown once in a feed (POST /v1/counts), as an app shows an item
  * before its users like it: the isolate then knows each item's settings and
  * counts, as it would for an item in any feed of the last PRIVACY_STALE_MS.
- * Off the clock, so its answers go to `recorder` as wrong answers only: a
- * feed that breaks the contract, or a server error, fails the run; a 429
- * does not. Only the items of an answered feed count as met.
+ * Off the clock, so nothing is timed: a feed answered with anything but 200
+ * or 429 (a lost answer too) fails the run, and a count that is not a whole
+ * number at least 0 is a wrong answer. Only the items of an answered feed
+ * count as met; resolves to the number of feeds refused with 429.
  */
-export async function showEveryItem(ctx: RunContext, items: readonly string[], recorder: Recorder): Promise<void> {
+export async function showEveryItem(ctx: RunContext, items: readonly string[], recorder: Recorder): Promise<number> {
+  let limited = 0;
   await Promise.all(
     feedBatches(items).map(async (batch) => {
       const { res, counts } = await likeCounts(ctx.http, batch);
-      if (counts) ctx.sights?.meet(batch, "read");
-      else if (res.status !== 429) recorder.violation(`feed before the phase: ${errorDetail(res)}`);
+      if (res.status === 429) limited++;
+      else if (!counts) recorder.violation(`feed before the phase: ${errorDetail(res)}`);
+      else {
+        ctx.sights?.meet(batch, "read");
+        for (const item of batch) checkCount({ ...ctx, recorder, readsExact: false }, "feed before the phase", item, counts.get(item));
+      }
     }),
   );
+  return limited;
 }
 
 export const countRead: Operation = {

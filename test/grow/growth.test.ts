@@ -56,7 +56,7 @@ describe("an item whose N grows", () => {
     const answers = await Promise.all(late.map((u) => like(u.token, id)));
     expect(answers.map((r) => r.status)).toEqual(late.map(() => 200));
     // And a crash once the first of these likes reached the item side (their deliveries begin after the answers):
-    // the others' deliveries, refusals and re-homings under the wider map are in flight.
+    // the others' deliveries, refusals and re-homings under the wider map are then most likely in flight.
     await expect.poll(async () => (await Promise.all(late.map((u) => user(u.id).pendingDeliveries()))).some((n) => n === 0), { timeout: 30_000, interval: 10 }).toBe(true);
     await abortAllDurableObjects();
     const everyone = [...split, ...growing, ...late];

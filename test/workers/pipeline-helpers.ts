@@ -73,16 +73,20 @@ export async function settledDurably(item: string, timeout = 20_000): Promise<Co
   return counts;
 }
 
+const SETTLED_POLL_MS = 100;
+
 /**
  * Waits until the item's object has had its current snapshot and every edge
  * acknowledged, and has stayed so for as long as a like answered just before
- * the call can take to show there: its delivery begins USER_DELIVERY_DELAY_MS
- * after its commit, and the item applies it within ITEM_COMMIT_WINDOW_MS (at
- * most `timeout` ms in all).
+ * the call takes to show there: its delivery begins USER_DELIVERY_DELAY_MS
+ * after its commit, the item applies it within ITEM_COMMIT_WINDOW_MS, and a
+ * poll's interval more is room for the call's trip and a busy thread's late
+ * timer (at most `timeout` ms in all). A hot item's children report on their
+ * own clock: hot tests wait with settledLikes.
  */
 export async function settled(item: string, timeout = 20_000): Promise<Counts> {
   const stub = itemStub(item);
-  const quietMs = USER_DELIVERY_DELAY_MS + config(env).ITEM_COMMIT_WINDOW_MS;
+  const quietMs = USER_DELIVERY_DELAY_MS + config(env).ITEM_COMMIT_WINDOW_MS + SETTLED_POLL_MS;
   let since: { seq: number; at: number } | null = null;
   return await vi.waitFor(
     async () => {
@@ -95,6 +99,6 @@ export async function settled(item: string, timeout = 20_000): Promise<Counts> {
       expect(Date.now() - since!.at).toBeGreaterThanOrEqual(quietMs);
       return state.counts;
     },
-    { timeout, interval: 100 },
+    { timeout, interval: SETTLED_POLL_MS },
   );
 }
