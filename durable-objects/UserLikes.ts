@@ -5,7 +5,6 @@ import { DeadlineClock } from "../shared/deadline";
 import type { EventCounter, ToggleCounter } from "../shared/counters";
 import { homeFor } from "../shared/placement";
 import { backoffMs } from "../shared/retries";
-import { USER_DELIVERY_DELAY_MS } from "../shared/own-writes";
 import type { EventPermit, ImportedEdge, ImportOutcome, ToggleRequest, ToggleResult, UserEdge } from "../shared/contracts";
 import { cachedPlacement } from "./lib/placement-cache";
 import { decide } from "../shared/rate-limiter";
@@ -50,7 +49,8 @@ const REMOVAL_SAFETY_MS = 10_000;
  * one transaction (one commit), before anything is sent: a 200 is only sent
  * once that commit is durable (the output gate holds the answer until then),
  * and the answer does not wait for the item side. Delivery starts
- * USER_DELIVERY_DELAY_MS after the commit; the outbox keeps the change until the item side has acknowledged it, and
+ * USER_DELIVERY_DELAY_MS after the commit (EdgeDelivery.deliverAfterAnswer);
+ * the outbox keeps the change until the item side has acknowledged it, and
  * the alarm redelivers whatever a failure or a crash left there.
  */
 export class UserLikes extends DurableObject<Env> {
@@ -168,8 +168,8 @@ export class UserLikes extends DurableObject<Env> {
     this.#seq = written.seq;
     metrics.count("outbox_enqueued_total", { object: "user_likes" });
     scheduleFlush(this.env, this.ctx);
-    // Not awaited, and begun a little later: the answer needs only the commit above, and usually leaves before the item side's work starts.
-    setTimeout(() => void this.#delivery.deliver(written.item, written.counter), USER_DELIVERY_DELAY_MS);
+    // The answer needs only the commit above.
+    this.#delivery.deliverAfterAnswer(written.item, written.counter);
     return { kind: "changed" };
   }
 

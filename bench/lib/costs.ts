@@ -30,21 +30,22 @@ export async function readCosts(http: HttpClient, serviceToken: string): Promise
 
 export const ZERO_COSTS: ReadCosts = { objectCalls: 0, d1Queries: 0, d1RowsRead: 0 };
 
-/** `after - before`, or null when either scrape failed. */
-export function diff(before: ReadCosts | null, after: ReadCosts | null): ReadCosts | null {
-  if (!before || !after) return null;
-  return { objectCalls: after.objectCalls - before.objectCalls, d1Queries: after.d1Queries - before.d1Queries, d1RowsRead: after.d1RowsRead - before.d1RowsRead };
+/** Each cost of `a` and `b` combined by `op`, or null when either is unknown (a scrape failed). */
+function fieldwise(a: ReadCosts | null, b: ReadCosts | null, op: (x: number, y: number) => number): ReadCosts | null {
+  if (!a || !b) return null;
+  return { objectCalls: op(a.objectCalls, b.objectCalls), d1Queries: op(a.d1Queries, b.d1Queries), d1RowsRead: op(a.d1RowsRead, b.d1RowsRead) };
 }
 
-/** `a + b`, or null when either is unknown. */
-export function plus(a: ReadCosts | null, b: ReadCosts | null): ReadCosts | null {
-  if (!a || !b) return null;
-  return { objectCalls: a.objectCalls + b.objectCalls, d1Queries: a.d1Queries + b.d1Queries, d1RowsRead: a.d1RowsRead + b.d1RowsRead };
-}
+/** `after - before`. */
+export const diff = (before: ReadCosts | null, after: ReadCosts | null) => fieldwise(after, before, (x, y) => x - y);
+
+/** `a + b`. */
+export const plus = (a: ReadCosts | null, b: ReadCosts | null) => fieldwise(a, b, (x, y) => x + y);
 
 /** Per-request costs over a phase: `after - before`, divided by the requests served. */
 export function perRequest(before: ReadCosts | null, after: ReadCosts | null, requests: number) {
-  if (!before || !after || requests === 0) return null;
-  const per = (key: keyof ReadCosts) => Math.round(((after[key] - before[key]) / requests) * 1000) / 1000;
+  const spent = diff(before, after);
+  if (!spent || requests === 0) return null;
+  const per = (key: keyof ReadCosts) => Math.round((spent[key] / requests) * 1000) / 1000;
   return { requests, objectCalls: per("objectCalls"), d1Queries: per("d1Queries"), d1RowsRead: per("d1RowsRead") };
 }

@@ -146,6 +146,7 @@ export function feedBatches(items: readonly string[], size = FEED_SIZE): string[
  */
 export async function showEveryItem(ctx: RunContext, items: readonly string[], recorder: Recorder): Promise<number> {
   let limited = 0;
+  const checks = { ...ctx, recorder, readsExact: false };
   await Promise.all(
     feedBatches(items).map(async (batch) => {
       const { res, counts } = await likeCounts(ctx.http, batch);
@@ -153,7 +154,7 @@ export async function showEveryItem(ctx: RunContext, items: readonly string[], r
       else if (!counts) recorder.violation(`feed before the phase: ${errorDetail(res)}`);
       else {
         ctx.sights?.meet(batch, "read");
-        for (const item of batch) checkCount({ ...ctx, recorder, readsExact: false }, "feed before the phase", item, counts.get(item));
+        for (const item of batch) checkCount(checks, "feed before the phase", item, counts.get(item));
       }
     }),
   );

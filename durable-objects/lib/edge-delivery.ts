@@ -3,7 +3,7 @@ import { config } from "../../shared/config";
 import type { DeadlineClock } from "../../shared/deadline";
 import type { ToggleCounter } from "../../shared/counters";
 import type { EdgeChange } from "../../shared/edges";
-import { USER_DELIVERY_TIMEOUT_MS } from "../../shared/own-writes";
+import { USER_DELIVERY_DELAY_MS, USER_DELIVERY_TIMEOUT_MS } from "../../shared/own-writes";
 import { homeFor } from "../../shared/placement";
 import { settleAll } from "../../shared/settle";
 import { metrics } from "../../metrics/recorder";
@@ -40,6 +40,8 @@ export interface DeliveryHost {
  */
 export class EdgeDelivery {
   readonly #locks = new KeyedChain();
+  /** Edges whose delivery after an answer is waiting on its timer: one timer per edge, however often it changes meanwhile. */
+  readonly #soon = new Set<string>();
   /** Every delivery's deadline, on the object's clock. */
   readonly #deadline: CallDeadline;
   #imports: Promise<unknown> = Promise.resolve();
@@ -56,6 +58,22 @@ export class EdgeDelivery {
    */
   deliver(item: string, counter: ToggleCounter): Promise<boolean> {
     return this.#locks.run(keyOf({ item, counter }), () => this.#send(item, counter));
+  }
+
+  /**
+   * A change just committed for an answer: delivered USER_DELIVERY_DELAY_MS
+   * later, so the answer usually leaves before the item side's work starts.
+   * A delivery sends the edge's newest change, so one waiting delivery
+   * serves every change of the edge made before it begins.
+   */
+  deliverAfterAnswer(item: string, counter: ToggleCounter): void {
+    const key = keyOf({ item, counter });
+    if (this.#soon.has(key)) return;
+    this.#soon.add(key);
+    setTimeout(() => {
+      this.#soon.delete(key);
+      void this.deliver(item, counter);
+    }, USER_DELIVERY_DELAY_MS);
   }
 
   /** Every edge the item side has not acknowledged, at once; resolves to how many of those deliveries failed. */
