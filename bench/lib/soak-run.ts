@@ -5,8 +5,7 @@
 // acknowledged like survived, every count converged in the objects, D1 and the
 // central store, and no count was ever negative.
 import { execFileSync } from "node:child_process";
-import type { AddressInfo } from "node:net";
-import { createRequire } from "node:module";
+import { spawnCentralStore } from "../../scripts/central-store-process.mjs";
 import { awaitConvergence, awaitOutboxesDrained, settleUndecided } from "./checks";
 import { HttpClient } from "./http";
 import { LikeModel } from "./model";
@@ -72,8 +71,6 @@ export type SoakResult = {
   final: KillRound;
 };
 
-type Dynalite = { listen(port: number, host: string, done: () => void): void; address(): AddressInfo; close(done: () => void): void };
-
 const SAMPLE_MS = 10_000;
 /** After a kill, emissions lost with the local queue come back when their objects resend them: up to the resend backoff (five minutes at most). */
 const SETTLE_MS = 6 * 60_000;
@@ -101,13 +98,22 @@ function groupRssMb(server: LocalServer): number {
   }
 }
 
+/**
+ * The central store as `npm start` and the tests run it (scripts/central-store.mjs,
+ * in memory): a process of its own that drops a request whose client went
+ * away. The server's kills cut its calls to the store off mid-request, and
+ * dynalite on its own throws those out of the process.
+ */
 async function startCentralStore(): Promise<{ endpoint: string; close: () => Promise<void> }> {
-  const dynalite = createRequire(import.meta.url)("dynalite") as (options: Record<string, number>) => Dynalite;
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { store, endpoint } = spawnCentralStore();
+  const exited = new Promise<void>((done) => store.once("exit", () => done()));
   return {
-    endpoint: `http://127.0.0.1:${server.address().port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    endpoint: await endpoint,
+    // Closing its stdin is the store's signal to stop.
+    close: async () => {
+      store.stdin.end();
+      await exited;
+    },
   };
 }
 
