@@ -20,6 +20,7 @@ import { barred } from "../lib/errors";
 import { readJson } from "../lib/validation";
 import type { AppEnv } from "../types";
 import { plainItemRef } from "../../shared/counts-request";
+import { withAfterAnswer, type AfterAnswer } from "../lib/after-answer";
 
 type ToggleStatus = LikeResponse["status"] | SaveResponse["status"] | PendingToggleResponse["status"];
 
@@ -42,21 +43,23 @@ function outcomeName(counter: ToggleCounter, on: boolean, changed: boolean): Tog
  * only an unlike or unsave reaches: turning one on is refused first).
  */
 export function toggleHandler(counter: ToggleCounter, on: boolean) {
-  return async (c: Context<AppEnv>) => {
-    const ref = await readJson(c, ItemRef, plainItemRef);
-    await enforceWriteLimits(c);
-    const rt = { env: c.env, ctx: c.executionCtx };
-    const principal = c.get("principal");
-    const standing = standingOf(principal, botScore(c.req.raw), config(c.env));
-    const limits = standing ? tierLimits(counter, standing.share, config(c.env)) : undefined;
-    const key = itemKey(ref.item_type, ref.item_id);
-    const shown = await itemAccess(c.env, c.get("viewer"), await settingsForItem(rt, key), on ? "turn_on" : "turn_off");
-    const outcome = await setToggle(rt, principal.userId, ref, counter, on, limits);
-    if (outcome.status === "pending") return c.json({ status: "pending" } satisfies PendingToggleResponse, 202);
-    const count = shownCount(outcome.count, shown);
-    const flag = counter === "likes" ? "user_liked" : "user_saved";
-    return c.json({ status: outcome.status, count, count_formatted: count === null ? null : formatCount(count), [flag]: on } as LikeResponse | SaveResponse);
-  };
+  return (c: Context<AppEnv>) => withAfterAnswer(c.executionCtx, (after) => toggle(c, after, counter, on));
+}
+
+async function toggle(c: Context<AppEnv>, after: AfterAnswer, counter: ToggleCounter, on: boolean): Promise<Response> {
+  const ref = await readJson(c, ItemRef, plainItemRef);
+  await enforceWriteLimits(c);
+  const rt = { env: c.env, ctx: c.executionCtx };
+  const principal = c.get("principal");
+  const standing = standingOf(principal, botScore(c.req.raw), config(c.env));
+  const limits = standing ? tierLimits(counter, standing.share, config(c.env)) : undefined;
+  const key = itemKey(ref.item_type, ref.item_id);
+  const shown = await itemAccess(c.env, c.get("viewer"), await settingsForItem(rt, after, key), on ? "turn_on" : "turn_off");
+  const outcome = await setToggle(rt, after, principal.userId, ref, counter, on, limits);
+  if (outcome.status === "pending") return c.json({ status: "pending" } satisfies PendingToggleResponse, 202);
+  const count = shownCount(outcome.count, shown);
+  const flag = counter === "likes" ? "user_liked" : "user_saved";
+  return c.json({ status: outcome.status, count, count_formatted: count === null ? null : formatCount(count), [flag]: on } as LikeResponse | SaveResponse);
 }
 
 /**
@@ -69,6 +72,7 @@ export function toggleHandler(counter: ToggleCounter, on: boolean) {
  */
 export async function setToggle(
   rt: Runtime,
+  after: AfterAnswer,
   userId: string,
   ref: ItemRef,
   counter: ToggleCounter,
@@ -121,7 +125,7 @@ export async function setToggle(
         const read = await readCounts(rt, key, "write_answer", "critical").catch(() => undefined);
         return { status, count: read?.counts[counter] ?? 0 };
       }
-      if (!freshCounts(key)) rt.ctx.waitUntil(readCounts(rt, key, "write_refresh").catch(() => undefined));
+      if (!freshCounts(key)) after.add(() => readCounts(rt, key, "write_refresh"));
       return { status, count: known.counts[counter] };
     }
   }

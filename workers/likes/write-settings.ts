@@ -1,14 +1,15 @@
 import type { ItemSettings } from "../../shared/privacy";
 import { lastKnownCounts, readCounts, type Runtime } from "../reads/count-reader";
 import { readSettings, settingsForWrite } from "../privacy/item-settings";
+import type { AfterAnswer } from "../lib/after-answer";
 
 /** Items whose settings this isolate is refreshing after an answer: one refresh at a time per item. */
 const refreshing = new Set<string>();
 
-function refreshAfterAnswer(rt: Runtime, key: string): void {
+function refreshAfterAnswer(rt: Runtime, after: AfterAnswer, key: string): void {
   if (refreshing.has(key)) return;
   refreshing.add(key);
-  rt.ctx.waitUntil(
+  after.add(() =>
     readSettings(rt.env, [key], "item_settings_refresh")
       .catch(() => undefined)
       .finally(() => refreshing.delete(key)),
@@ -24,13 +25,13 @@ function refreshAfterAnswer(rt: Runtime, key: string): void {
  * settings); only then does a D1 round trip precede the answer, counted with
  * `path="critical"`.
  */
-export async function settingsForItem(rt: Runtime, key: string): Promise<ItemSettings> {
+export async function settingsForItem(rt: Runtime, after: AfterAnswer, key: string): Promise<ItemSettings> {
   // Fresh settings stand as they are; the answer reads the counts it lacks after the user's commit.
   if (!lastKnownCounts(key) && !settingsForWrite(rt.env, key, Date.now())?.fresh) {
     await readCounts(rt, key, "write_answer", "critical").catch(() => undefined);
   }
   const usable = settingsForWrite(rt.env, key, Date.now());
   if (!usable) return (await readSettings(rt.env, [key], "item_settings", "critical")).get(key)!;
-  if (!usable.fresh) refreshAfterAnswer(rt, key);
+  if (!usable.fresh) refreshAfterAnswer(rt, after, key);
   return usable.settings;
 }

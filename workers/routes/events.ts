@@ -17,10 +17,11 @@ import { settingsForItem } from "../likes/write-settings";
 import type { AppEnv } from "../types";
 import { routeLabel } from "../metrics/route-label";
 import { plainItemRef } from "../../shared/counts-request";
+import { withAfterAnswer, type AfterAnswer } from "../lib/after-answer";
 
 export const events = new Hono<AppEnv>();
 
-async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
+async function countEvent(c: Context<AppEnv>, after: AfterAnswer, counter: EventCounter) {
   const ref = await readJson(c, ItemRef, plainItemRef);
   const header = IdempotencyKey.safeParse(c.req.header("idempotency-key"));
   if (!header.success) {
@@ -31,7 +32,7 @@ async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
   const { userId } = c.get("principal");
   const key = itemKey(ref.item_type, ref.item_id);
   const rt = { env: c.env, ctx: c.executionCtx };
-  const shown = await itemAccess(c.env, c.get("viewer"), await settingsForItem(rt, key), "event");
+  const shown = await itemAccess(c.env, c.get("viewer"), await settingsForItem(rt, after, key), "event");
   const permit = await withRetries(async (): Promise<EventPermit> => await userLikes(c.env, userId, routeLabel(c)).allowEvent(counter));
   if (!permit.allowed) {
     throw new ApiError(429, "rate_limited", `Too many ${counter} from this user; retry later.`, {
@@ -52,7 +53,7 @@ async function countEvent(c: Context<AppEnv>, counter: EventCounter) {
  * Count a view. Retried with the same Idempotency-Key within 24 hours, it
  * counts once. A view of an item the user may not see is refused (404).
  */
-events.post("/v1/view", requireUser, identifyViewer, (c) => countEvent(c, "views"));
+events.post("/v1/view", requireUser, identifyViewer, (c) => withAfterAnswer(c.executionCtx, (after) => countEvent(c, after, "views")));
 
 /** Count a share, with the same idempotency rule as views. */
-events.post("/v1/share", requireUser, identifyViewer, (c) => countEvent(c, "shares"));
+events.post("/v1/share", requireUser, identifyViewer, (c) => withAfterAnswer(c.executionCtx, (after) => countEvent(c, after, "shares")));
