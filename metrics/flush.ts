@@ -6,6 +6,14 @@ import { mergeInto } from "./accumulators";
 
 /** An isolate sends its metrics at most this often (plus `/metrics` reads, which flush first). */
 const FLUSH_INTERVAL_MS = 1_000;
+/**
+ * A flush never begins sooner than this after the call that asked for it.
+ * Objects ask in the middle of their requests (a user's object as it answers
+ * a like): a flush begun at once would send its batch and commit it in the
+ * accumulator in front of that answer wherever objects share a thread, as
+ * under `wrangler dev`.
+ */
+const FLUSH_AFTER_MS = 100;
 /** A scheduled flush not done after this long was cut off with its request; another may be scheduled. */
 const SCHEDULE_STALE_MS = 10_000;
 /** Batches kept for resending while the accumulator cannot be reached; older ones are dropped (and logged). */
@@ -27,9 +35,9 @@ function sourceId(): string {
 
 /**
  * Arranges for what this isolate recorded to reach its metrics accumulator, off the
- * request's path: right away when the last flush is a second old, else at
- * the end of that second (the trailing flush, so an isolate that goes quiet
- * still reports). Call it after recording, with the request's, the object's or
+ * request's path: FLUSH_AFTER_MS from now when the last flush is a second
+ * old, else at the end of that second (the trailing flush, so an isolate
+ * that goes quiet still reports). Call it after recording, with the request's, the object's or
  * the handler's context.
  */
 export function scheduleFlush(env: Env, ctx: WaitUntil): void {
@@ -37,7 +45,7 @@ export function scheduleFlush(env: Env, ctx: WaitUntil): void {
   if (metrics.idle && unsent.length === 0) return;
   if (scheduledAt !== null && now - scheduledAt < SCHEDULE_STALE_MS) return;
   scheduledAt = now;
-  const wait = Math.max(0, lastFlushAt + FLUSH_INTERVAL_MS - now);
+  const wait = Math.max(FLUSH_AFTER_MS, lastFlushAt + FLUSH_INTERVAL_MS - now);
   ctx.waitUntil(
     new Promise((resolve) => setTimeout(resolve, wait)).then(() => {
       scheduledAt = null;
