@@ -1,18 +1,19 @@
+type WaitUntil = { waitUntil(promise: Promise<unknown>): void };
+
 /**
  * Work a request does for the requests after it, not for its own answer (a
  * refresh of the settings or counts this isolate keeps). The handler
  * collects it and begins it as it returns, in the runtime's next turn, once
  * its answer is on its way. Begun earlier, beside the request's call to the
  * user's object, it runs in front of the answer wherever the Worker, the
- * objects and D1 share a thread, as they do under `wrangler dev`: a settings
- * refresh begun before a like's call added about 3 ms to the like's median
- * answer (docs/benchmarks.md). On Cloudflare the wait only moves a round trip
- * the answer never needed.
+ * objects and D1 share a thread, as they do under `wrangler dev` ("The
+ * like's critical path" in docs/benchmarks.md). On Cloudflare the wait only
+ * moves a round trip the answer never needed.
  */
 export class AfterAnswer {
   readonly #tasks: (() => Promise<unknown>)[] = [];
 
-  constructor(private readonly ctx: Pick<ExecutionContext, "waitUntil">) {}
+  constructor(private readonly ctx: WaitUntil) {}
 
   /** Work to begin once the answer is out; a failure is the task's own to report. */
   add(task: () => Promise<unknown>): void {
@@ -30,7 +31,7 @@ export class AfterAnswer {
 }
 
 /** Runs a handler with its AfterAnswer, and begins what it collected as the handler returns or throws. */
-export async function withAfterAnswer<T>(ctx: Pick<ExecutionContext, "waitUntil">, handler: (after: AfterAnswer) => Promise<T>): Promise<T> {
+export async function withAfterAnswer<T>(ctx: WaitUntil, handler: (after: AfterAnswer) => Promise<T>): Promise<T> {
   const after = new AfterAnswer(ctx);
   try {
     return await handler(after);
