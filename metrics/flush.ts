@@ -9,9 +9,9 @@ const FLUSH_INTERVAL_MS = 1_000;
 /**
  * A flush never begins sooner than this after the call that asked for it.
  * Objects ask in the middle of their requests (a user's object as it answers
- * a like): a flush begun at once would send its batch and commit it in the
- * accumulator in front of that answer wherever objects share a thread, as
- * under `wrangler dev`.
+ * a like): a flush begun at once would send its batch, and the accumulator
+ * commit it, beside the rest of that answer wherever objects share a
+ * thread, as under `wrangler dev`.
  */
 const FLUSH_AFTER_MS = 100;
 /** A scheduled flush not done after this long was cut off with its request; another may be scheduled. */
@@ -34,11 +34,11 @@ function sourceId(): string {
 }
 
 /**
- * Arranges for what this isolate recorded to reach its metrics accumulator, off the
- * request's path: FLUSH_AFTER_MS from now when the last flush is a second
- * old, else at the end of that second (the trailing flush, so an isolate
- * that goes quiet still reports). Call it after recording, with the request's, the object's or
- * the handler's context.
+ * Arranges for what this isolate recorded to reach its metrics accumulator,
+ * off the request's path: FLUSH_AFTER_MS from now when the last flush is a
+ * second old, else at the end of that second (the trailing flush, so an
+ * isolate that goes quiet still reports). Call it after recording, with the
+ * request's, the object's or the handler's context.
  */
 export function scheduleFlush(env: Env, ctx: WaitUntil): void {
   const now = Date.now();
