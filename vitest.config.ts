@@ -81,6 +81,7 @@ const ALONE = [
   "test/workers/metrics.test.ts",
   "test/workers/metrics-accumulators.test.ts",
   "test/workers/metrics-alerts.test.ts",
+  "test/workers/metrics-flush.test.ts",
   "test/workers/metrics-request-log.test.ts",
   "test/workers/migrations.test.ts",
   "test/workers/pass-guards.test.ts",

@@ -3,8 +3,9 @@ type WaitUntil = { waitUntil(promise: Promise<unknown>): void };
 /**
  * Work a request does for the requests after it, not for its own answer (a
  * refresh of the settings or counts this isolate keeps). The handler
- * collects it and begins it as it returns, in the runtime's next turn, once
- * its answer is on its way. Begun earlier, beside the request's call to the
+ * collects it and begins it as it returns, in the runtime's next turn, by
+ * when its answer is on its way (an error answer's middleware may still be
+ * reading it). Begun earlier, beside the request's call to the
  * user's object, it runs in front of the answer wherever the Worker, the
  * objects and D1 share a thread, as they do under `wrangler dev` ("The
  * like's critical path" in docs/benchmarks.md). On Cloudflare the wait only

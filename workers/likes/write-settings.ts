@@ -6,14 +6,20 @@ import type { AfterAnswer } from "../lib/after-answer";
 /** Items whose settings this isolate is refreshing after an answer: one refresh at a time per item. */
 const refreshing = new Set<string>();
 
+/**
+ * Marked when the refresh begins, not when it is asked for: a request cut
+ * off before its answer (its client went away) never begins its refresh, and
+ * must not keep the item from the next one.
+ */
 function refreshAfterAnswer(rt: Runtime, after: AfterAnswer, key: string): void {
   if (refreshing.has(key)) return;
-  refreshing.add(key);
-  after.add(() =>
-    readSettings(rt.env, [key], "item_settings_refresh")
+  after.add(async () => {
+    if (refreshing.has(key)) return;
+    refreshing.add(key);
+    await readSettings(rt.env, [key], "item_settings_refresh")
       .catch(() => undefined)
-      .finally(() => refreshing.delete(key)),
-  );
+      .finally(() => refreshing.delete(key));
+  });
 }
 
 /**
