@@ -141,8 +141,11 @@ function workerdProject(name: string, include: string[], bindings: Record<string
       maxWorkers: 4,
       isolate: runtime.isolate,
       // Generous: CI machines have two cores, and some runs are twice as
-      // slow as others on the same machine; no test asserts on time.
+      // slow as others on the same machine; no test asserts on time. A
+      // file's beforeAll often does a test's work (calls, then waiting for
+      // their deliveries), so it is given as long as a test.
       testTimeout: 120_000,
+      hookTimeout: 120_000,
       // The objects' logs go to the runtime's own output, not through Vitest's
       // console RPC: a log line sent from an object's request that is then
       // aborted (abortAllDurableObjects, an eviction) leaves an RPC that never
@@ -187,6 +190,7 @@ function nodeProject(name: string, include: string[], exclude: string[], groupOr
       exclude,
       // Generous, as for the workerd projects: child processes (wrangler, promtool, redocly) are slow on a busy machine.
       testTimeout: 60_000,
+      hookTimeout: 60_000,
       ...extra,
     },
   };

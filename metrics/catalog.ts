@@ -33,7 +33,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_hot_item_shards: "Shard count of a hot item, per item; disappears when no longer reported.",
   plaudit_hot_item_writes_per_second: "Write rate of a hot item, per item; disappears when no longer reported.",
   plaudit_outbox_enqueued_total: "Changes written to an object's outbox, by object kind.",
-  plaudit_outbox_delivered_total: "Outbox changes acknowledged by their receiver, by object kind.",
+  plaudit_outbox_delivered_total: "Outbox changes acknowledged by their receiver (a delivery acknowledges every change of the edge it overtook), by object kind.",
   plaudit_storage_commits_total: "Storage commits (transactions) made by Durable Objects, by object kind.",
   plaudit_storage_rows_written_total: "SQLite rows written by Durable Objects (the cursors' rowsWritten; billed per row), by object kind.",
   plaudit_storage_alarms_set_total: "setAlarm calls by Durable Objects (each billed as a row written), by object kind.",

@@ -42,6 +42,13 @@ export class EdgeDelivery {
   readonly #locks = new KeyedChain();
   /** Edges whose delivery after an answer is waiting on its timer: one timer per edge, however often it changes meanwhile. */
   readonly #soon = new Set<string>();
+  /**
+   * Changes made by this instance and not yet taken by a send, by edge. A
+   * send carries the edge's newest change, so its acknowledgement counts
+   * every change it overtook as delivered: then enqueued minus delivered is
+   * what still waits, however the changes were coalesced.
+   */
+  readonly #unsent = new Map<string, number>();
   /** Every delivery's deadline, on the object's clock. */
   readonly #deadline: CallDeadline;
   #imports: Promise<unknown> = Promise.resolve();
@@ -68,6 +75,7 @@ export class EdgeDelivery {
    */
   deliverAfterAnswer(item: string, counter: ToggleCounter): void {
     const key = keyOf({ item, counter });
+    this.#changed(key);
     if (this.#soon.has(key)) return;
     this.#soon.add(key);
     setTimeout(() => {
@@ -89,6 +97,7 @@ export class EdgeDelivery {
    * exhausted the local runtime's SQLite memory).
    */
   deliverImported(items: readonly string[]): void {
+    for (const item of items) this.#changed(keyOf({ item, counter: "likes" }));
     const delivering = settleAll([...new Set(items)], IMPORT_DELIVERY_CONCURRENCY, (item) => this.deliver(item, "likes"));
     // Resolved to nothing, so a long-lived object does not keep every import's results chained together.
     this.#imports = Promise.all([this.#imports, delivering]).then(() => undefined);
@@ -99,21 +108,31 @@ export class EdgeDelivery {
     await this.#imports;
   }
 
+  #changed(key: string): void {
+    this.#unsent.set(key, (this.#unsent.get(key) ?? 0) + 1);
+  }
+
   async #send(item: string, counter: ToggleCounter): Promise<boolean> {
     const { env, storage, outbox } = this.host;
     const user = this.host.user();
     // No user, no edges: an outbox entry here could not be sent, so it backs off rather than spins.
     if (user === null) return false;
+    const key = keyOf({ item, counter });
+    // The changes this send carries: every one made before it read the edge's newest change.
+    let carried = 0;
     try {
       for (let attempt = 0; attempt < MAX_REHOMES; attempt++) {
         const due = outbox.due({ item, counter });
         if (due === null) return true;
+        carried += this.#unsent.get(key) ?? 0;
+        this.#unsent.delete(key);
         const { state, inc, seq, at, home } = due;
         const change: EdgeChange = { user, counter, state, inc, seq, at };
         const result = await applyAtHome(env, item, home, [change], "user_likes", this.#deadline);
         if (result.status === "applied") {
           outbox.delivered({ item, counter }, change);
-          metrics.count("outbox_delivered_total", { object: "user_likes" });
+          // A change left by an earlier instance (a redelivery after a restart) counts as one.
+          metrics.count("outbox_delivered_total", { object: "user_likes" }, Math.max(carried, 1));
           this.host.acknowledged();
           return true;
         }
@@ -126,6 +145,7 @@ export class EdgeDelivery {
       }
       throw new Error(`${item} moved more than ${MAX_REHOMES} times in one delivery`);
     } catch (error) {
+      if (carried > 0) this.#unsent.set(key, (this.#unsent.get(key) ?? 0) + carried);
       log("error", "delivery_failed", { item, error: String(error) });
       this.host.failed();
       return false;
