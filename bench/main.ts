@@ -27,7 +27,7 @@ import { seedLike } from "./scenarios/index";
 import { diff, plus, readCosts, perRequest, ZERO_COSTS, type ReadCosts } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
-import { PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
+import { PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
 import { isScenarioRun, options, type Options } from "./options";
 import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, watchIdle } from "./lib/write-costs";
 import { workerdCpuMs } from "./lib/cpu";
@@ -267,6 +267,8 @@ async function run(
     const run = { argv: process.argv.slice(2), commit: currentCommit(root), startedAt: report.startedAt, machine: machineNow() };
     // With --reference the figure is the comparison, round by round and its medians: the ratios are what a doc quotes.
     saveFigure(reference ? referenceFigure(opts.figure, run, referenceRows(reference)) : runFigure(opts.figure, { ...run, summary }));
+    const ladder = reference ? yardstickRows(reference) : [];
+    if (ladder.length > 0) saveFigure(referenceFigure(`${opts.figure}-yardstick`, run, ladder, 1));
     if (scenario.mix.some((m) => m.op.kind === "write")) {
       const table = costsFigure(writeCosts, criticalPath, idle);
       saveFigure(tableFigure(`${opts.figure}-costs`, { script: "bench", ...run }, table.columns, table.rows));

@@ -177,9 +177,9 @@ export function runFigure(
 }
 
 /** The figure of a run with --reference: the comparison's rows (bench/lib/reference.ts, referenceRows), header first. */
-export function referenceFigure(figure: string, run: { argv: readonly string[]; commit: string; startedAt: string; machine: string }, rows: string[][]): FigureReport {
+export function referenceFigure(figure: string, run: { argv: readonly string[]; commit: string; startedAt: string; machine: string }, rows: string[][], leftColumns = 2): FigureReport {
   const [header = [], ...body] = rows;
-  const columns = header.map((name, i): FigureColumn => ({ name, align: i < 2 ? "left" : "right" }));
+  const columns = header.map((name, i): FigureColumn => ({ name, align: i < leftColumns ? "left" : "right" }));
   return tableFigure(figure, { script: "bench", ...run }, columns, body);
 }
 

@@ -197,6 +197,49 @@ export function referenceRows(comparison: ReferenceComparison): string[][] {
   return [header, ...perRound, ...medianRows];
 }
 
+/** The reference the goals are set against: the one-commit like. */
+export const YARDSTICK = "like";
+
+/**
+ * Every Worker of the comparison set against the yardstick, in the order the
+ * scenario lists them, plaudit last: each column's median over the rounds,
+ * and the median of each round's ratio to the yardstick. With the `contract`
+ * reference, its row is the floor the contract sets (what any implementation
+ * pays before a like's answer) and plaudit's row is where plaudit stands;
+ * empty when the yardstick did not run.
+ */
+export function yardstickRows(comparison: ReferenceComparison, base = YARDSTICK): string[][] {
+  const baseRuns = comparison.runs.filter((run) => run.name === base);
+  if (baseRuns.length === 0) return [];
+  const header = ["worker", "p50 ms", "p99 ms", "CPU ms/req", `over ${base}: p50`, `over ${base}: p99`, `over ${base}: CPU`];
+  const names = [...new Set(comparison.runs.map((run) => run.name).filter((name) => name !== PLAUDIT)), PLAUDIT];
+  const rows = names.map((name) => {
+    const mine = comparison.runs.filter((run) => run.name === name);
+    const pairs = mine.flatMap((run) => {
+      const ref = baseRuns.find((b) => b.round === run.round);
+      return ref ? [{ run, ref }] : [];
+    });
+    const ratioOf = (pick: (r: PhaseRun) => number | null | undefined) => {
+      const values = pairs.flatMap(({ run, ref }) => {
+        const [a, b] = [pick(run), pick(ref)];
+        return typeof a === "number" && typeof b === "number" && b > 0 ? [a / b] : [];
+      });
+      return values.length === pairs.length && values.length > 0 ? `${round2(median(values))}x` : "";
+    };
+    const cpus = mine.flatMap((run) => (typeof run.cpuMsPerRequest === "number" ? [run.cpuMsPerRequest] : []));
+    return [
+      workerLabel(name),
+      String(round2(median(mine.map((run) => run.p50)))),
+      String(round2(median(mine.map((run) => run.p99)))),
+      cpus.length > 0 ? String(round2(median(cpus))) : "",
+      ratioOf((r) => r.p50),
+      ratioOf((r) => r.p99),
+      ratioOf((r) => r.cpuMsPerRequest),
+    ];
+  });
+  return [header, ...rows];
+}
+
 /** The line to quote: each reference's median ratios. */
 export function medianLine(comparison: ReferenceComparison): string {
   const medians = comparison.medians
@@ -206,12 +249,17 @@ export function medianLine(comparison: ReferenceComparison): string {
 }
 
 export function referenceTable(comparison: ReferenceComparison): string {
-  const rows = referenceRows(comparison);
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const line = (r: string[]) => r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ");
+  const ladder = yardstickRows(comparison);
   return [
     `reference Workers, ${comparison.rounds} interleaved rounds (MEDIAN rows: each column's own median over the rounds):`,
-    ...rows.map(line),
+    ...aligned(referenceRows(comparison), 2),
     medianLine(comparison),
+    ...(ladder.length > 0 ? ["", `against the one-commit like (medians over the rounds of each round's ratio):`, ...aligned(ladder, 1)] : []),
   ].join("\n");
+}
+
+/** Rows as columns: the first `left` left-aligned, the rest right-aligned. */
+function aligned(rows: string[][], left: number): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => (c < left ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  "));
 }

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Costs, IdleWatch } from "./write-costs";
 import type { HotItemShare } from "./plaudit";
-import { medianLine, referenceRows, type ReferenceComparison } from "./reference";
+import { medianLine, referenceRows, yardstickRows, type ReferenceComparison } from "./reference";
 import { PERCENTILES, type Summary } from "./recorder";
 
 export type Report = {
@@ -117,14 +117,17 @@ export function lineChart(title: string, series: Series[], xLabels: [number, str
     `${grid.join("")}${ticks.join("")}<text x="14" y="${T - 10}">${escape(yUnit)}</text>${lines.join("")}</svg></figure>`;
 }
 
-/** The comparison with the reference Workers: the rows of the terminal's table, and the median line. */
+/** The comparison with the reference Workers: the terminal's tables, and the median line. */
 function referenceHtml(comparison: ReferenceComparison): string {
-  const [header, ...rows] = referenceRows(comparison);
   const row = (cells: string[], tag: "th" | "td") => `<tr>${cells.map((c) => `<${tag}>${escape(c)}</${tag}>`).join("")}</tr>`;
+  const table = ([header, ...rows]: string[][]) => `<table>${row(header!, "th")}${rows.map((r) => row(r, "td")).join("")}</table>`;
+  const ladder = yardstickRows(comparison);
   return `<h2>Reference Workers</h2>
 <p>The same scenario against the reference Workers of <code>bench/reference/</code>, ${comparison.rounds} rounds taking turns with plaudit (plaudit first in odd rounds, last in even ones). MEDIAN rows: each column's own median over the rounds.</p>
-<table>${row(header!, "th")}${rows.map((r) => row(r, "td")).join("")}</table>
-<p><strong>${escape(medianLine(comparison))}</strong></p>`;
+${table(referenceRows(comparison))}
+<p><strong>${escape(medianLine(comparison))}</strong></p>${
+    ladder.length > 0 ? `\n<p>Against the one-commit like: the median over the rounds of each round's ratio.</p>\n${table(ladder)}` : ""
+  }`;
 }
 
 function html(report: Report): string {

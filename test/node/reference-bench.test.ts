@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { options } from "../../bench/options";
-import { compare, median, roundOrder, runRounds, type Contender, type PhaseRun } from "../../bench/lib/reference";
+import { compare, median, roundOrder, runRounds, yardstickRows, type Contender, type PhaseRun } from "../../bench/lib/reference";
 import { feedBatches } from "../../bench/scenarios/operations";
 import { Recorder } from "../../bench/lib/recorder";
 
@@ -119,6 +119,25 @@ describe("the rounds of --reference", () => {
     expect(compare(runs, 3).ratios.map((r) => r.cpu)).toEqual([3, 2.5, 9]);
     expect(compare(runs, 3).medians[0]!.cpu).toBe(3);
     expect(compare([...runs.slice(0, 4), run(3, "plaudit", null), run(3, "like", 1)], 3).medians[0]!.cpu).toBeNull();
+  });
+
+  it("sets every Worker against the one-commit like, round by round, plaudit last, and has no rows without it", () => {
+    const run = (round: number, name: string, p50: number, cpuMsPerRequest: number | null): PhaseRun => ({ round, name, opsPerSecond: 40, p50, p99: p50 * 3, errors: 0, cpuMsPerRequest });
+    const runs = [
+      run(1, "plaudit", 9, 10), run(1, "noop", 3, 2), run(1, "like", 6, 4), run(1, "contract", 6.6, 5),
+      run(2, "contract", 4.4, 5), run(2, "like", 4, 4), run(2, "noop", 2, 2), run(2, "plaudit", 6, 8),
+      run(3, "plaudit", 10, 12), run(3, "noop", 3, 2), run(3, "like", 5, null), run(3, "contract", 6, 5),
+    ];
+    const rows = yardstickRows(compare(runs, 3));
+    expect(rows.map((r) => r[0])).toEqual(["worker", "reference noop", "reference like", "reference contract", "plaudit"]);
+    // Each round's ratio first, then their median (contract: 1.1, 1.1, 1.2), not a ratio of the medians (6 / 5).
+    expect(rows[3]).toEqual(["reference contract", "6", "18", "5", "1.1x", "1.1x", ""]);
+    expect(rows[4]).toEqual(["plaudit", "9", "27", "10", "1.5x", "1.5x", ""]);
+    expect(rows[2]!.slice(4, 6)).toEqual(["1x", "1x"]);
+    // With CPU in every round, its ratio is quoted too.
+    const withCpu = yardstickRows(compare(runs.map((r) => (r.cpuMsPerRequest === null ? { ...r, cpuMsPerRequest: 5 } : r)), 3));
+    expect(withCpu[4]![6]).toBe("2.4x");
+    expect(yardstickRows(compare(runs.filter((r) => r.name !== "like"), 3))).toEqual([]);
   });
 
   it("reports plaudit's rounds as one recorder: every request, error and wrong answer counts", () => {

@@ -1,0 +1,119 @@
+// The contract's reference: the one-commit like (bench/reference/like.ts)
+// plus what API.md and the invariants ask of every like before its answer,
+// each done as cheaply as it can be, so that its distance from the one-commit
+// like is the floor any implementation of the contract pays, and plaudit's
+// distance from it is plaudit's own:
+// - the body checked (plaudit's own check of an item reference);
+// - the item's privacy settings and count, from the isolate's memory (what a
+//   warm isolate has; a first sight's store read is left out, and counted
+//   apart by the bench as the first-sight floor);
+// - the user's limits, exact, so in the user's object: 30 a minute and 1,000
+//   a day by default, every validated request counted, decided by plaudit's
+//   own limiter (shared/rate-limiter.ts);
+// - an exact like through crashes (I3): the edge, the limiter's state and
+//   the outbox entry that will carry the change to the item side in one
+//   commit, with an alarm that redelivers it should the object die first,
+//   and the edge's time indexed for the user's own likes, newest first;
+// - the count answered, with its display form.
+// Nothing is delivered: the alarm empties the outbox. No item side, no
+// pipeline, no metrics.
+import { DurableObject } from "cloudflare:workers";
+import { itemKey } from "../../shared/counters";
+import { plainItemRef } from "../../shared/counts-request";
+import { formatCount } from "../../shared/format";
+import { decide, type Limit } from "../../shared/rate-limiter";
+import { TtlCache } from "../../workers/lib/ttl-cache";
+import { answer, bearerUser } from "./auth";
+
+type ContractEnv = { AUTH_SECRET: string; RATE_LIMIT_PER_MINUTE: string; RATE_LIMIT_PER_DAY: string; USERS: DurableObjectNamespace<ContractUser> };
+
+/** The redelivery sweep's delay, as plaudit's user object sets it. */
+const SWEEP_MS = 10_000;
+/** Items an isolate remembers, as plaudit's count cache bounds them. */
+const REMEMBERED_ITEMS = 10_000;
+const REMEMBERED_FOR_MS = 60 * 60_000;
+
+type Toggled = { kind: "changed" | "unchanged" } | { kind: "rate_limited"; retryAfter: number };
+type ItemMemory = { count: number; hidden: boolean; private: boolean };
+
+export class ContractUser extends DurableObject<ContractEnv> {
+  #tats = new Map<string, number>();
+  #alarmAt: number | null = null;
+  readonly #limits: Limit[];
+
+  constructor(ctx: DurableObjectState, env: ContractEnv) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS edges (item TEXT PRIMARY KEY, state INTEGER NOT NULL, at INTEGER NOT NULL)");
+    sql.exec("CREATE INDEX IF NOT EXISTS edges_by_time ON edges (at)");
+    sql.exec("CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 0), tats TEXT NOT NULL, outbox TEXT NOT NULL)");
+    const row = sql.exec<{ tats: string }>("SELECT tats FROM state").toArray()[0];
+    if (row) this.#tats = new Map(Object.entries(JSON.parse(row.tats) as Record<string, number>));
+    this.#limits = [
+      { name: "minute", limit: Number(env.RATE_LIMIT_PER_MINUTE), periodMs: 60_000 },
+      { name: "day", limit: Number(env.RATE_LIMIT_PER_DAY), periodMs: 86_400_000 },
+    ];
+    ctx.blockConcurrencyWhile(async () => {
+      this.#alarmAt = await ctx.storage.getAlarm();
+    });
+  }
+
+  /** One commit when the edge changes (edge, limiter, outbox, alarm); a repeat's use of the limits stays in memory. */
+  toggle(item: string, on: boolean): Toggled {
+    const now = Date.now();
+    const decision = decide(this.#limits, this.#tats, now);
+    if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
+    for (const [name, tat] of decision.next) this.#tats.set(name, tat);
+    const sql = this.ctx.storage.sql;
+    const want = on ? 1 : 0;
+    const current = sql.exec<{ state: number }>("SELECT state FROM edges WHERE item = ?", item).toArray()[0];
+    if ((current?.state ?? 0) === want) return { kind: "unchanged" };
+    this.ctx.storage.transactionSync(() => {
+      sql.exec("INSERT OR REPLACE INTO edges (item, state, at) VALUES (?, ?, ?)", item, want, now);
+      const outbox = sql.exec<{ outbox: string }>("SELECT outbox FROM state").toArray()[0]?.outbox ?? "[]";
+      const pending = new Set(JSON.parse(outbox) as string[]).add(item);
+      sql.exec("INSERT OR REPLACE INTO state (id, tats, outbox) VALUES (0, ?, ?)", JSON.stringify(Object.fromEntries(this.#tats)), JSON.stringify([...pending]));
+    });
+    if (this.#alarmAt === null) {
+      this.#alarmAt = now + SWEEP_MS;
+      void this.ctx.storage.setAlarm(this.#alarmAt);
+    }
+    return { kind: "changed" };
+  }
+
+  override alarm(): void {
+    this.#alarmAt = null;
+    this.ctx.storage.sql.exec("UPDATE state SET outbox = '[]'");
+  }
+}
+
+const items = new TtlCache<ItemMemory>(REMEMBERED_ITEMS);
+
+function outcome(on: boolean, changed: boolean): string {
+  if (on) return changed ? "liked" : "already_liked";
+  return changed ? "unliked" : "not_liked";
+}
+
+export default {
+  async fetch(request: Request, env: ContractEnv): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    if (path === "/healthz") return answer({ ok: true });
+    if (path !== "/v1/like") return answer({ error: "not_found" }, 404);
+    const user = await bearerUser(request, env.AUTH_SECRET);
+    if (!user) return answer({ error: "unauthorized" }, 401);
+    const ref = plainItemRef(await request.json().catch(() => null));
+    if (!ref) return answer({ error: "invalid_request" }, 400);
+    const key = itemKey(ref.item_type, ref.item_id);
+    const now = Date.now();
+    const item = items.get(key, now) ?? { count: 0, hidden: false, private: false };
+    const on = request.method === "POST";
+    if (item.private && on) return answer({ error: "not_found" }, 404);
+    const result = await env.USERS.get(env.USERS.idFromName(user)).toggle(key, on);
+    if (result.kind === "rate_limited") return answer({ error: "rate_limited", retry_after: result.retryAfter }, 429);
+    const changed = result.kind === "changed";
+    if (changed) item.count = Math.max(0, item.count + (on ? 1 : -1));
+    items.put(key, item, REMEMBERED_FOR_MS, now);
+    const count = item.hidden ? null : item.count;
+    return answer({ status: outcome(on, changed), count, count_formatted: count === null ? null : formatCount(count), user_liked: on });
+  },
+};
