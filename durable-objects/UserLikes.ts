@@ -23,7 +23,6 @@ import { EdgeDelivery } from "./lib/edge-delivery";
 import { Soon } from "./lib/soon";
 import { UserOutbox, type EdgeRef } from "./lib/user-outbox";
 import { scheduleFlush } from "../metrics/flush";
-import { metrics } from "../metrics/recorder";
 
 /**
  * Delivered marks ride on the user's next like's commit; once the object has
@@ -96,6 +95,7 @@ export class UserLikes extends DurableObject<Env> {
           this.#seq = seq;
         },
         undelivered: () => this.pendingDeliveries(),
+        enqueued: (changed) => this.#delivery.enqueued(changed),
         deliver: (item, counter) => this.#delivery.deliver(item, counter),
         forget: (user, item, counter, home) => forgetAtHomes(env, clock, user, item, counter, home),
         requestWipe: (user) => requestWipe(env, user),
@@ -166,7 +166,6 @@ export class UserLikes extends DurableObject<Env> {
     this.#user = request.user;
     if (written === null || written === "superseded") return { kind: written ? "superseded" : "unchanged" };
     this.#seq = written.seq;
-    metrics.count("outbox_enqueued_total", { object: "user_likes" });
     scheduleFlush(this.env, this.ctx);
     // The answer needs only the commit above.
     this.#delivery.deliverAfterAnswer(written.item, written.counter);
@@ -200,10 +199,7 @@ export class UserLikes extends DurableObject<Env> {
     });
     this.#user = user;
     this.#seq = result.seq;
-    if (result.changed.length > 0) {
-      metrics.count("outbox_enqueued_total", { object: "user_likes" }, result.changed.length);
-      scheduleFlush(this.env, this.ctx);
-    }
+    if (result.changed.length > 0) scheduleFlush(this.env, this.ctx);
     // A few items at a time (lib/edge-delivery.ts); a failed delivery stays in the outbox for the alarm, as a live like's does.
     this.#delivery.deliverImported(result.changed);
     return result.outcomes;

@@ -11,7 +11,7 @@ import { KeyedChain } from "./keyed-chain";
 import type { MeteredStorage } from "./metered-storage";
 import { applyAtHome, type CallDeadline } from "./object-calls";
 import { rememberPlacement } from "./placement-cache";
-import { keyOf, type UserOutbox } from "./user-outbox";
+import { keyOf, type EdgeRef, type UserOutbox } from "./user-outbox";
 
 /** A change refused by a stale home is re-homed at most this many times per attempt. */
 const MAX_REHOMES = 3;
@@ -43,10 +43,11 @@ export class EdgeDelivery {
   /** Edges whose delivery after an answer is waiting on its timer: one timer per edge, however often it changes meanwhile. */
   readonly #soon = new Set<string>();
   /**
-   * Changes made by this instance and not yet taken by a send, by edge. A
-   * send carries the edge's newest change, so its acknowledgement counts
-   * every change it overtook as delivered: then enqueued minus delivered is
-   * what still waits, however the changes were coalesced.
+   * Changes this instance enqueued and no send has taken yet, by edge: one
+   * entry per edge in the outbox at most. A send carries the edge's newest
+   * change, so its acknowledgement counts every change it overtook as
+   * delivered: then enqueued minus delivered is what still waits, however
+   * the changes were coalesced.
    */
   readonly #unsent = new Map<string, number>();
   /** Every delivery's deadline, on the object's clock. */
@@ -74,8 +75,8 @@ export class EdgeDelivery {
    * serves every change of the edge made before it begins.
    */
   deliverAfterAnswer(item: string, counter: ToggleCounter): void {
+    this.enqueued([{ item, counter }]);
     const key = keyOf({ item, counter });
-    this.#changed(key);
     if (this.#soon.has(key)) return;
     this.#soon.add(key);
     setTimeout(() => {
@@ -97,7 +98,7 @@ export class EdgeDelivery {
    * exhausted the local runtime's SQLite memory).
    */
   deliverImported(items: readonly string[]): void {
-    for (const item of items) this.#changed(keyOf({ item, counter: "likes" }));
+    this.enqueued(items.map((item) => ({ item, counter: "likes" })));
     const delivering = settleAll([...new Set(items)], IMPORT_DELIVERY_CONCURRENCY, (item) => this.deliver(item, "likes"));
     // Resolved to nothing, so a long-lived object does not keep every import's results chained together.
     this.#imports = Promise.all([this.#imports, delivering]).then(() => undefined);
@@ -108,8 +109,14 @@ export class EdgeDelivery {
     await this.#imports;
   }
 
-  #changed(key: string): void {
-    this.#unsent.set(key, (this.#unsent.get(key) ?? 0) + 1);
+  /** Changes whose commit held: counted as enqueued, and carried by the edge's next send. */
+  enqueued(edges: readonly EdgeRef[]): void {
+    if (edges.length === 0) return;
+    metrics.count("outbox_enqueued_total", { object: "user_likes" }, edges.length);
+    for (const edge of edges) {
+      const key = keyOf(edge);
+      this.#unsent.set(key, (this.#unsent.get(key) ?? 0) + 1);
+    }
   }
 
   async #send(item: string, counter: ToggleCounter): Promise<boolean> {
@@ -131,8 +138,9 @@ export class EdgeDelivery {
         const result = await applyAtHome(env, item, home, [change], "user_likes", this.#deadline);
         if (result.status === "applied") {
           outbox.delivered({ item, counter }, change);
-          // A change left by an earlier instance (a redelivery after a restart) counts as one.
+          // Changes left by an earlier instance (a redelivery after a restart) count as one.
           metrics.count("outbox_delivered_total", { object: "user_likes" }, Math.max(carried, 1));
+          carried = 0;
           this.host.acknowledged();
           return true;
         }

@@ -21,6 +21,8 @@ export type RemovalHost = {
   writeSeq: (user: string, seq: number, changed: readonly { item: string; counter: ToggleCounter }[]) => void;
   /** Changes in the outbox that the item side has not acknowledged. */
   undelivered: () => number;
+  /** The commit that wrote these changes held: they count as enqueued, as a like's do. */
+  enqueued: (changed: readonly { item: string; counter: ToggleCounter }[]) => void;
   deliver: (item: string, counter: ToggleCounter) => Promise<unknown>;
   /** Asks the edge's home (and the head, when a child holds it) to drop its row; false while the pipeline still carries it. */
   forget: (user: string, item: string, counter: ToggleCounter, home: number) => Promise<boolean>;
@@ -177,6 +179,7 @@ export class Removal {
       }
       this.host.writeSeq(row.user, seq, edges);
     });
+    this.host.enqueued(edges);
     await Promise.all(edges.map(({ item, counter }) => this.host.deliver(item, counter)));
     return STEP_MS;
   }

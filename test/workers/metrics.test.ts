@@ -216,3 +216,23 @@ describe("flushing", () => {
     await expect.poll(likedBefore, { timeout: 5_000, interval: 100 }).toBe(start + 1);
   });
 });
+
+describe("an account's removal", () => {
+  it("counts its unlikes as enqueued and delivered, so the outbox's two counters meet again", async () => {
+    const user = await newUser();
+    const items = [freshId(), freshId()];
+    for (const item of items) expect((await like(user.token, item)).status).toBe(200);
+    const outbox = async () => {
+      const families = await scrape(service);
+      const enqueued = sample(families, "plaudit_outbox_enqueued_total", { object: "user_likes" });
+      return { enqueued, waiting: enqueued - sample(families, "plaudit_outbox_delivered_total", { object: "user_likes" }) };
+    };
+    await expect.poll(async () => (await outbox()).waiting, { timeout: 15_000, interval: 200 }).toBe(0);
+    const before = (await outbox()).enqueued;
+    const admin = `/v1/admin/users/${user.id}`;
+    expect((await call("DELETE", admin, { token: service })).status).toBe(200);
+    await expect.poll(async () => (await json(await call("GET", `${admin}/removal`, { token: service }))).phase, { timeout: 60_000, interval: 200 }).toBe("done");
+    await expect.poll(async () => (await outbox()).waiting, { timeout: 15_000, interval: 200 }).toBe(0);
+    expect((await outbox()).enqueued - before).toBe(items.length);
+  });
+});
