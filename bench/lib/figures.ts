@@ -176,7 +176,7 @@ export function runFigure(
   );
 }
 
-/** The figure of a run with --reference: the comparison's rows (bench/lib/reference.ts, referenceRows), header first. */
+/** A figure of a run with --reference: rows of bench/lib/reference.ts (the comparison's, or the like reference's table), header first. */
 export function referenceFigure(figure: string, run: { argv: readonly string[]; commit: string; startedAt: string; machine: string }, rows: string[][], leftColumns = 2): FigureReport {
   const [header = [], ...body] = rows;
   const columns = header.map((name, i): FigureColumn => ({ name, align: i < leftColumns ? "left" : "right" }));

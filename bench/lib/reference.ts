@@ -101,9 +101,32 @@ export function referenceContenders(
         const { recorder, seconds } = await timedPhase(ctx, users, scenario, phase);
         return recorder.summary(seconds);
       },
+      settle: () => referenceSettled(clients[i]!, name),
     };
   });
   return { contenders, close: () => clients.forEach((client) => client.close()) };
+}
+
+/** How long a reference's own work after a phase may take (the contract's alarms run 10 s after a change). */
+const REFERENCE_SETTLE_MS = 30_000;
+
+/**
+ * Waits until a reference has no work of its own left (its `/healthz` says
+ * `busy: 0`, or says nothing of it), so that work is in its phase's CPU
+ * figure and not in the next phase's, as plaudit's tail is in plaudit's.
+ */
+async function referenceSettled(http: HttpClient, name: string): Promise<void> {
+  const deadline = Date.now() + REFERENCE_SETTLE_MS;
+  for (;;) {
+    const { body } = await http.request("GET", "/healthz");
+    const busy = (body as { busy?: unknown } | null)?.busy;
+    if (typeof busy !== "number" || busy === 0) return;
+    if (Date.now() >= deadline) {
+      console.error(`reference ${name} still busy (${busy}) ${REFERENCE_SETTLE_MS / 1000} s after its phase: the next phase shares the machine with it`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** `rounds` rounds of one timed phase per side, plaudit first in odd rounds and last in even ones. */
@@ -125,30 +148,47 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
   return compare(runs, rounds);
 }
 
+/** One side's figures over another's in each round both ran (CPU null where either lacks it). */
+function roundRatios(sides: readonly PhaseRun[], bases: readonly PhaseRun[]): (Omit<Ratio, "name"> & { round: number })[] {
+  return bases.flatMap((base) => {
+    const side = sides.find((r) => r.round === base.round);
+    if (!side) return [];
+    const cpu = side.cpuMsPerRequest && base.cpuMsPerRequest ? ratio(side.cpuMsPerRequest, base.cpuMsPerRequest) : null;
+    return [{ round: base.round, throughput: ratio(side.opsPerSecond, base.opsPerSecond), p50: ratio(side.p50, base.p50), p99: ratio(side.p99, base.p99), cpu }];
+  });
+}
+
+/** The median of each round's ratio; no CPU ratio unless every round has one. */
+function medianRatio(ratios: readonly Omit<Ratio, "name">[]): Omit<Ratio, "name"> {
+  const cpus = ratios.flatMap((r) => (r.cpu === null ? [] : [r.cpu]));
+  return {
+    throughput: round2(median(ratios.map((r) => r.throughput))),
+    p50: round2(median(ratios.map((r) => r.p50))),
+    p99: round2(median(ratios.map((r) => r.p99))),
+    cpu: cpus.length === ratios.length && cpus.length > 0 ? round2(median(cpus)) : null,
+  };
+}
+
+/** Each column's own median over one Worker's phases, as the tables print them (CPU blank when no phase measured it). */
+function medianColumns(runs: readonly PhaseRun[]): { opsPerSecond: string; p50: string; p99: string; cpu: string } {
+  const cpus = runs.flatMap((run) => (typeof run.cpuMsPerRequest === "number" ? [run.cpuMsPerRequest] : []));
+  return {
+    opsPerSecond: String(round2(median(runs.map((run) => run.opsPerSecond)))),
+    p50: String(round2(median(runs.map((run) => run.p50)))),
+    p99: String(round2(median(runs.map((run) => run.p99)))),
+    cpu: cpus.length > 0 ? String(round2(median(cpus))) : "",
+  };
+}
+
+const times = (x: number | null | undefined) => (x === null || x === undefined ? "" : `${x}x`);
+const runsOf = (runs: readonly PhaseRun[], name: string) => runs.filter((run) => run.name === name);
+
 /** Each round's ratios of plaudit to every reference, and their medians over the rounds. */
 export function compare(runs: readonly PhaseRun[], rounds: number): ReferenceComparison {
   const names = [...new Set(runs.filter((r) => r.name !== PLAUDIT).map((r) => r.name))];
-  const raw = names.flatMap((name) =>
-    runs
-      .filter((r) => r.name === name)
-      .flatMap((ref) => {
-        const own = runs.find((r) => r.name === PLAUDIT && r.round === ref.round);
-        if (!own) return [];
-        const cpu = own.cpuMsPerRequest && ref.cpuMsPerRequest ? ratio(own.cpuMsPerRequest, ref.cpuMsPerRequest) : null;
-        return [{ name, round: ref.round, throughput: ratio(own.opsPerSecond, ref.opsPerSecond), p50: ratio(own.p50, ref.p50), p99: ratio(own.p99, ref.p99), cpu }];
-      }),
-  );
-  const medians = names.map((name) => {
-    const mine = raw.filter((r) => r.name === name);
-    const cpus = mine.flatMap((r) => (r.cpu === null ? [] : [r.cpu]));
-    return {
-      name,
-      throughput: round2(median(mine.map((r) => r.throughput))),
-      p50: round2(median(mine.map((r) => r.p50))),
-      p99: round2(median(mine.map((r) => r.p99))),
-      cpu: cpus.length === mine.length && cpus.length > 0 ? round2(median(cpus)) : null,
-    };
-  });
+  const own = runsOf(runs, PLAUDIT);
+  const raw = names.flatMap((name) => roundRatios(own, runsOf(runs, name)).map((r) => ({ name, ...r })));
+  const medians = names.map((name) => ({ name, ...medianRatio(raw.filter((r) => r.name === name)) }));
   const rounded = raw.map((r) => ({ ...r, throughput: round2(r.throughput), p50: round2(r.p50), p99: round2(r.p99), cpu: r.cpu === null ? null : round2(r.cpu) }));
   return { rounds, runs: [...runs], ratios: rounded, medians };
 }
@@ -160,7 +200,6 @@ export function compare(runs: readonly PhaseRun[], rounds: number): ReferenceCom
  */
 export function referenceRows(comparison: ReferenceComparison): string[][] {
   const header = ["round", "worker", "ops/s", "p50 ms", "p99 ms", "CPU ms/req", "plaudit/ref ops/s", "plaudit/ref p50", "plaudit/ref p99", "plaudit/ref CPU"];
-  const times = (x: number | null | undefined) => (x === null || x === undefined ? "" : `${x}x`);
   const perRound = comparison.runs.map((run) => {
     const r = comparison.ratios.find((x) => x.name === run.name && x.round === run.round);
     return [
@@ -178,64 +217,34 @@ export function referenceRows(comparison: ReferenceComparison): string[][] {
   });
   const workers = [...new Set(comparison.runs.map((run) => run.name))];
   const medianRows = workers.map((name) => {
-    const mine = comparison.runs.filter((run) => run.name === name);
     const m = comparison.medians.find((x) => x.name === name);
-    const cpus = mine.flatMap((run) => (typeof run.cpuMsPerRequest === "number" ? [run.cpuMsPerRequest] : []));
-    return [
-      "MEDIAN",
-      workerLabel(name),
-      String(round2(median(mine.map((run) => run.opsPerSecond)))),
-      String(round2(median(mine.map((run) => run.p50)))),
-      String(round2(median(mine.map((run) => run.p99)))),
-      cpus.length > 0 ? String(round2(median(cpus))) : "",
-      times(m?.throughput),
-      times(m?.p50),
-      times(m?.p99),
-      times(m?.cpu),
-    ];
+    const { opsPerSecond, p50, p99, cpu } = medianColumns(runsOf(comparison.runs, name));
+    return ["MEDIAN", workerLabel(name), opsPerSecond, p50, p99, cpu, times(m?.throughput), times(m?.p50), times(m?.p99), times(m?.cpu)];
   });
   return [header, ...perRound, ...medianRows];
 }
 
 /** The reference the goals are set against: the one-commit like. */
-export const YARDSTICK = "like";
+const YARDSTICK = "like";
 
 /**
- * Every Worker of the comparison set against the yardstick, in the order the
- * scenario lists them, plaudit last: each column's median over the rounds,
- * and the median of each round's ratio to the yardstick. With the `contract`
- * reference, its row is the floor the contract sets (what any implementation
- * pays before a like's answer) and plaudit's row is where plaudit stands;
- * empty when the yardstick did not run.
+ * Every Worker of the comparison set against the one-commit like, in the
+ * order the scenario lists them, plaudit last: each column's median over
+ * the rounds, and the median of each round's ratio to the like. With the
+ * `contract` reference, its row is the floor the contract sets (what any
+ * implementation pays before a like's answer) and plaudit's row is where
+ * plaudit stands; empty when the like reference did not run.
  */
-export function yardstickRows(comparison: ReferenceComparison, base = YARDSTICK): string[][] {
-  const baseRuns = comparison.runs.filter((run) => run.name === base);
-  if (baseRuns.length === 0) return [];
-  const header = ["worker", "p50 ms", "p99 ms", "CPU ms/req", `over ${base}: p50`, `over ${base}: p99`, `over ${base}: CPU`];
+export function yardstickRows(comparison: ReferenceComparison): string[][] {
+  const bases = runsOf(comparison.runs, YARDSTICK);
+  if (bases.length === 0) return [];
+  const header = ["worker", "p50 ms", "p99 ms", "CPU ms/req", `over ${YARDSTICK}: p50`, `over ${YARDSTICK}: p99`, `over ${YARDSTICK}: CPU`];
   const names = [...new Set(comparison.runs.map((run) => run.name).filter((name) => name !== PLAUDIT)), PLAUDIT];
   const rows = names.map((name) => {
-    const mine = comparison.runs.filter((run) => run.name === name);
-    const pairs = mine.flatMap((run) => {
-      const ref = baseRuns.find((b) => b.round === run.round);
-      return ref ? [{ run, ref }] : [];
-    });
-    const ratioOf = (pick: (r: PhaseRun) => number | null | undefined) => {
-      const values = pairs.flatMap(({ run, ref }) => {
-        const [a, b] = [pick(run), pick(ref)];
-        return typeof a === "number" && typeof b === "number" && b > 0 ? [a / b] : [];
-      });
-      return values.length === pairs.length && values.length > 0 ? `${round2(median(values))}x` : "";
-    };
-    const cpus = mine.flatMap((run) => (typeof run.cpuMsPerRequest === "number" ? [run.cpuMsPerRequest] : []));
-    return [
-      workerLabel(name),
-      String(round2(median(mine.map((run) => run.p50)))),
-      String(round2(median(mine.map((run) => run.p99)))),
-      cpus.length > 0 ? String(round2(median(cpus))) : "",
-      ratioOf((r) => r.p50),
-      ratioOf((r) => r.p99),
-      ratioOf((r) => r.cpuMsPerRequest),
-    ];
+    const mine = runsOf(comparison.runs, name);
+    const { p50, p99, cpu } = medianColumns(mine);
+    const over = medianRatio(roundRatios(mine, bases));
+    return [workerLabel(name), p50, p99, cpu, times(over.p50), times(over.p99), times(over.cpu)];
   });
   return [header, ...rows];
 }
@@ -258,7 +267,7 @@ export function referenceTable(comparison: ReferenceComparison): string {
   ].join("\n");
 }
 
-/** Rows as columns: the first `left` left-aligned, the rest right-aligned. */
+/** A table's rows as lines of padded cells: the first `left` columns aligned left, the rest right. */
 function aligned(rows: string[][], left: number): string[] {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   return rows.map((r) => r.map((cell, c) => (c < left ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  "));
