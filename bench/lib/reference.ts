@@ -113,19 +113,22 @@ const REFERENCE_SETTLE_MS = 30_000;
 /**
  * Waits until a reference has no work of its own left (its `/healthz` says
  * `busy: 0`, or says nothing of it), so that work is in its phase's CPU
- * figure and not in the next phase's, as plaudit's tail is in plaudit's.
+ * figure and not in the next phase's, as plaudit's tail is in plaudit's. It
+ * sleeps until the work is due (`busy_until`, on the same clock here) before
+ * it asks again: every poll is a request in the reference's CPU figure.
  */
 async function referenceSettled(http: HttpClient, name: string): Promise<void> {
   const deadline = Date.now() + REFERENCE_SETTLE_MS;
   for (;;) {
     const { body } = await http.request("GET", "/healthz");
-    const busy = (body as { busy?: unknown } | null)?.busy;
+    const { busy, busy_until: until } = (body ?? {}) as { busy?: unknown; busy_until?: unknown };
     if (typeof busy !== "number" || busy === 0) return;
     if (Date.now() >= deadline) {
       console.error(`reference ${name} still busy (${busy}) ${REFERENCE_SETTLE_MS / 1000} s after its phase: the next phase shares the machine with it`);
       return;
     }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    const due = typeof until === "number" ? until - Date.now() : 0;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(due, 0) + 250, deadline - Date.now())));
   }
 }
 

@@ -10,7 +10,8 @@
 //   apart by the bench as the first-sight floor);
 // - the user's limits, exact, so in the user's object, every validated
 //   request counted, decided by plaudit's own limiter (shared/rate-limiter.ts);
-// - the time of the user's last action on the edge, changed or not (I6);
+// - the time of the user's last action on the edge, changed or not, recorded
+//   as I6 asks (what a late request is then compared with);
 // - an exact like through crashes (I3): the edge, the limiter's state and
 //   the outbox entry that will carry the change to the item side in one
 //   commit, with an alarm that redelivers it should the object die first,
@@ -40,13 +41,17 @@ type ItemMemory = { count: number; hidden: boolean; private: boolean };
 
 /**
  * Alarms set and not yet run, over the isolate (the Worker and its objects
- * share it under `wrangler dev`): `/healthz` reports them as work still to
- * do, so the bench waits for them before it reads this server's CPU.
+ * share it under `wrangler dev`), and when the last of them is due:
+ * `/healthz` reports them as work still to do, so the bench waits for them
+ * before it reads this server's CPU, without polling meanwhile.
  */
 let alarmsArmed = 0;
+let lastAlarmAt = 0;
 
 export class ContractUser extends DurableObject<ContractEnv> {
   #tats = new Map<string, number>();
+  /** The stored outbox, kept parsed: only this object writes it. */
+  #outbox = new Set<string>();
   #alarmAt: number | null = null;
   readonly #limits: Limit[];
 
@@ -57,8 +62,9 @@ export class ContractUser extends DurableObject<ContractEnv> {
       CREATE INDEX IF NOT EXISTS likes_by_time ON edges (at, item) WHERE state = 1;
       CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 0), tats TEXT NOT NULL, outbox TEXT NOT NULL);
       INSERT OR IGNORE INTO state (id, tats, outbox) VALUES (0, '{}', '[]');`);
-    const row = sql.exec<{ tats: string }>("SELECT tats FROM state").one();
+    const row = sql.exec<{ tats: string; outbox: string }>("SELECT tats, outbox FROM state").one();
     this.#tats = new Map(Object.entries(JSON.parse(row.tats) as Record<string, number>));
+    this.#outbox = new Set(JSON.parse(row.outbox) as string[]);
     this.#limits = [
       { name: "minute", limit: Number(env.RATE_LIMIT_PER_MINUTE), periodMs: 60_000 },
       { name: "day", limit: Number(env.RATE_LIMIT_PER_DAY), periodMs: 86_400_000 },
@@ -93,22 +99,23 @@ export class ContractUser extends DurableObject<ContractEnv> {
         want,
         askedAt,
       );
-      const { outbox } = sql.exec<{ outbox: string }>("SELECT outbox FROM state").one();
-      const pending = new Set(JSON.parse(outbox) as string[]).add(item);
-      sql.exec("UPDATE state SET tats = ?, outbox = ?", JSON.stringify(Object.fromEntries(this.#tats)), JSON.stringify([...pending]));
+      sql.exec("UPDATE state SET tats = ?, outbox = ?", JSON.stringify(Object.fromEntries(this.#tats)), JSON.stringify(this.#outbox.has(item) ? [...this.#outbox] : [...this.#outbox, item]));
     });
+    this.#outbox.add(item);
     if (this.#alarmAt === null) {
       this.#alarmAt = now + SWEEP_MS;
       alarmsArmed++;
+      lastAlarmAt = Math.max(lastAlarmAt, this.#alarmAt);
       void this.ctx.storage.setAlarm(this.#alarmAt);
     }
     return { kind: "changed" };
   }
 
   override alarm(): void {
-    this.#alarmAt = null;
-    alarmsArmed = Math.max(0, alarmsArmed - 1);
     this.ctx.storage.sql.exec("UPDATE state SET outbox = '[]'");
+    this.#outbox.clear();
+    this.#alarmAt = null;
+    alarmsArmed--;
   }
 }
 
@@ -122,7 +129,7 @@ function outcome(on: boolean, changed: boolean): string {
 export default {
   async fetch(request: Request, env: ContractEnv): Promise<Response> {
     const path = new URL(request.url).pathname;
-    if (path === "/healthz") return answer({ ok: true, busy: alarmsArmed });
+    if (path === "/healthz") return answer({ ok: true, busy: alarmsArmed, busy_until: lastAlarmAt });
     if (path !== "/v1/like") return answer({ error: "not_found" }, 404);
     if (request.method !== "POST" && request.method !== "DELETE") return answer({ error: "method_not_allowed" }, 405);
     const user = await bearerUser(request, env.AUTH_SECRET);

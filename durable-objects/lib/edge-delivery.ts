@@ -140,6 +140,7 @@ export class EdgeDelivery {
           outbox.delivered({ item, counter }, change);
           // Changes left by an earlier instance (a redelivery after a restart) count as one.
           metrics.count("outbox_delivered_total", { object: "user_likes" }, Math.max(carried, 1));
+          // Counted: should what follows throw, the catch must not put these changes back.
           carried = 0;
           this.host.acknowledged();
           return true;

@@ -2,6 +2,7 @@ import type { ToggleCounter } from "../../shared/counters";
 import { log } from "../../shared/log";
 import type { RemovalKind, RemovalPhase, RemovalState } from "../../shared/removal";
 import type { MeteredStorage } from "./metered-storage";
+import type { EdgeRef } from "./user-outbox";
 import { writeUserEdge } from "./user-edges";
 
 /** Edges turned off per step: one commit, then their deliveries. */
@@ -18,11 +19,11 @@ export type RemovalHost = {
   storage: MeteredStorage;
   /** The user's version counter, and setting its new sequence inside a commit (the state row, with the changed edges in its outbox). */
   version: () => { inc: number; seq: number };
-  writeSeq: (user: string, seq: number, changed: readonly { item: string; counter: ToggleCounter }[]) => void;
+  writeSeq: (user: string, seq: number, changed: readonly EdgeRef[]) => void;
   /** Changes in the outbox that the item side has not acknowledged. */
   undelivered: () => number;
   /** The commit that wrote these changes held: they count as enqueued, as a like's do. */
-  enqueued: (changed: readonly { item: string; counter: ToggleCounter }[]) => void;
+  enqueued: (changed: readonly EdgeRef[]) => void;
   deliver: (item: string, counter: ToggleCounter) => Promise<unknown>;
   /** Asks the edge's home (and the head, when a child holds it) to drop its row; false while the pipeline still carries it. */
   forget: (user: string, item: string, counter: ToggleCounter, home: number) => Promise<boolean>;
