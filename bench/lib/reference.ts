@@ -99,6 +99,8 @@ export function referenceContenders(
       cpuMs: () => workerdCpuMs(servers[i]!.server.pid),
       async phase() {
         const { recorder, seconds } = await timedPhase(ctx, users, scenario, phase);
+        // Not checked, but an error answer is worth seeing: the table only counts it.
+        for (const sample of recorder.errorSamples.slice(0, 3)) console.error(`reference ${name}: ${sample}`);
         return recorder.summary(seconds);
       },
       settle: () => referenceSettled(clients[i]!, name),
