@@ -122,15 +122,17 @@ const REFERENCE_SETTLE_MS = 30_000;
 async function referenceSettled(http: HttpClient, name: string): Promise<void> {
   const deadline = Date.now() + REFERENCE_SETTLE_MS;
   for (;;) {
-    const { body } = await http.request("GET", "/healthz");
+    const { status, body } = await http.request("GET", "/healthz");
     const { busy, busy_until: until } = (body ?? {}) as { busy?: unknown; busy_until?: unknown };
-    if (typeof busy !== "number" || busy === 0) return;
-    if (Date.now() >= deadline) {
-      console.error(`reference ${name} still busy (${busy}) ${REFERENCE_SETTLE_MS / 1000} s after its phase: the next phase shares the machine with it`);
+    // An answer that says nothing of its work: the reference has none.
+    if (status === 200 && (typeof busy !== "number" || busy === 0)) return;
+    const now = Date.now();
+    if (now >= deadline) {
+      console.error(`reference ${name} still busy (${status === 200 ? busy : `/healthz answered ${status}`}) ${REFERENCE_SETTLE_MS / 1000} s after its phase: the next phase shares the machine with it`);
       return;
     }
-    const due = typeof until === "number" ? until - Date.now() : 0;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(due, 0) + 250, deadline - Date.now())));
+    const due = typeof until === "number" ? until - now : 0;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(due, 0) + 250, deadline - now)));
   }
 }
 

@@ -40,12 +40,14 @@ type Toggled = { kind: "changed" | "unchanged" } | { kind: "rate_limited"; retry
 type ItemMemory = { count: number; hidden: boolean; private: boolean };
 
 /**
- * Alarms set and not yet run, over the isolate (the Worker and its objects
- * share it under `wrangler dev`), and when the last of them is due:
- * `/healthz` reports them as work still to do, so the bench waits for them
- * before it reads this server's CPU, without polling meanwhile.
+ * The objects whose alarm is set and has not run, over the isolate (the
+ * Worker and its objects share it under `wrangler dev`), and when the last
+ * of them is due: `/healthz` reports them as work still to do, so the bench
+ * waits for them before it reads this server's CPU, without polling
+ * meanwhile. A set of ids, so an alarm the runtime retries is not counted
+ * out twice.
  */
-let alarmsArmed = 0;
+const armed = new Set<string>();
 let lastAlarmAt = 0;
 
 export class ContractUser extends DurableObject<ContractEnv> {
@@ -99,12 +101,13 @@ export class ContractUser extends DurableObject<ContractEnv> {
         want,
         askedAt,
       );
-      sql.exec("UPDATE state SET tats = ?, outbox = ?", JSON.stringify(Object.fromEntries(this.#tats)), JSON.stringify(this.#outbox.has(item) ? [...this.#outbox] : [...this.#outbox, item]));
+      sql.exec("UPDATE state SET tats = ?, outbox = ?", JSON.stringify(Object.fromEntries(this.#tats)), JSON.stringify([...new Set(this.#outbox).add(item)]));
     });
+    // Only once the commit held: a rolled-back one leaves the parsed list as storage has it.
     this.#outbox.add(item);
     if (this.#alarmAt === null) {
       this.#alarmAt = now + SWEEP_MS;
-      alarmsArmed++;
+      armed.add(this.ctx.id.toString());
       lastAlarmAt = Math.max(lastAlarmAt, this.#alarmAt);
       void this.ctx.storage.setAlarm(this.#alarmAt);
     }
@@ -115,7 +118,7 @@ export class ContractUser extends DurableObject<ContractEnv> {
     this.ctx.storage.sql.exec("UPDATE state SET outbox = '[]'");
     this.#outbox.clear();
     this.#alarmAt = null;
-    alarmsArmed--;
+    armed.delete(this.ctx.id.toString());
   }
 }
 
@@ -129,7 +132,7 @@ function outcome(on: boolean, changed: boolean): string {
 export default {
   async fetch(request: Request, env: ContractEnv): Promise<Response> {
     const path = new URL(request.url).pathname;
-    if (path === "/healthz") return answer({ ok: true, busy: alarmsArmed, busy_until: lastAlarmAt });
+    if (path === "/healthz") return answer({ ok: true, busy: armed.size, busy_until: lastAlarmAt });
     if (path !== "/v1/like") return answer({ error: "not_found" }, 404);
     if (request.method !== "POST" && request.method !== "DELETE") return answer({ error: "method_not_allowed" }, 405);
     const user = await bearerUser(request, env.AUTH_SECRET);
