@@ -167,6 +167,7 @@ async function run(
   const service = await serviceToken(secret);
   const metricsBefore = await settledMetrics(http, service);
   const costsBefore = await readCosts(http, service);
+  const startedAt = new Date().toISOString();
   const { recorder, seconds, onClock, reference, prepared, criticalPath } = await clock(ctx, users, items, opts, service, references, serverPid);
   // Over every plaudit phase: the reference phases between them send plaudit nothing, and --feed-first's feeds are taken out.
   const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
@@ -205,7 +206,7 @@ async function run(
     scenario: scenario.name,
     description: scenario.description,
     passed,
-    startedAt: new Date(Date.now() - seconds * 1000).toISOString(),
+    startedAt,
     seconds: Math.round(seconds * 10) / 10,
     options: { ...opts, scenario: scenario.name, secret: undefined },
     environment: { ...env, loadAverageAtEnd: loadavg().map((n) => Math.round(n * 100) / 100) },
