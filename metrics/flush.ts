@@ -3,6 +3,7 @@ import type { FlushBatch } from "./protocol";
 import { writeAnalytics } from "./analytics";
 import { metrics } from "./recorder";
 import { mergeInto } from "./accumulators";
+import type { WaitUntil } from "../shared/wait-until";
 
 /** An isolate sends its metrics at most this often (plus `/metrics` reads, which flush first). */
 const FLUSH_INTERVAL_MS = 1_000;
@@ -18,8 +19,6 @@ const FLUSH_AFTER_MS = 100;
 const SCHEDULE_STALE_MS = 10_000;
 /** Batches kept for resending while the accumulator cannot be reached; older ones are dropped (and logged). */
 const MAX_UNSENT = 30;
-
-type WaitUntil = { waitUntil(promise: Promise<unknown>): void };
 
 let source: string | null = null;
 let sequence = 0;

@@ -13,6 +13,7 @@ import type { Summary } from "./recorder";
 import { startReference, type LocalServer } from "./server";
 import type { RunContext } from "../scenarios/operations";
 import type { Scenario } from "../scenarios/index";
+import { alignedRows } from "./text-table";
 
 /** One side of the comparison: plaudit, or a reference Worker. */
 export type Contender = {
@@ -268,14 +269,9 @@ export function referenceTable(comparison: ReferenceComparison): string {
   const ladder = yardstickRows(comparison);
   return [
     `reference Workers, ${comparison.rounds} interleaved rounds (MEDIAN rows: each column's own median over the rounds):`,
-    ...aligned(referenceRows(comparison), 2),
+    ...alignedRows(referenceRows(comparison), 2),
     medianLine(comparison),
-    ...(ladder.length > 0 ? ["", `against the one-commit like (medians over the rounds of each round's ratio):`, ...aligned(ladder, 1)] : []),
+    ...(ladder.length > 0 ? ["", `against the one-commit like (medians over the rounds of each round's ratio):`, ...alignedRows(ladder)] : []),
   ].join("\n");
 }
 
-/** A table's rows as lines of padded cells: the first `left` columns aligned left, the rest right. */
-function aligned(rows: string[][], left: number): string[] {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => (c < left ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  "));
-}

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Costs, IdleWatch } from "./write-costs";
 import type { HotItemShare } from "./plaudit";
 import { medianLine, referenceRows, yardstickRows, type ReferenceComparison } from "./reference";
+import { alignedRows } from "./text-table";
 import { PERCENTILES, type Summary } from "./recorder";
 
 export type Report = {
@@ -61,11 +62,9 @@ export function summaryTable(report: Report): string {
   }
   const t = report.summary.total;
   rows.push(["all", t.count, t.opsPerSecond, t.p50, "", t.p99, "", "", t.errors, t.rejected].map(String));
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  const line = (r: string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ");
   const c = report.checks;
   return [
-    ...rows.map(line),
+    ...alignedRows(rows),
     "",
     `exactness: ${c.violationCount} wrong statuses or reads; ${c.itemsChecked} items checked after the run, ` +
       `${c.converged ? `converged in ${c.convergenceMs} ms` : `${c.mismatches.length} wrong counts`}` +

@@ -65,7 +65,8 @@ export class EdgeDelivery {
    * delivery failed (the change waits in the outbox).
    */
   deliver(item: string, counter: ToggleCounter): Promise<boolean> {
-    return this.#locks.run(keyOf({ item, counter }), () => this.#send(item, counter));
+    const key = keyOf({ item, counter });
+    return this.#locks.run(key, () => this.#send(item, counter, key));
   }
 
   /**
@@ -75,8 +76,9 @@ export class EdgeDelivery {
    * serves every change of the edge made before it begins.
    */
   deliverAfterAnswer(item: string, counter: ToggleCounter): void {
-    this.enqueued([{ item, counter }]);
     const key = keyOf({ item, counter });
+    metrics.count("outbox_enqueued_total", { object: "user_likes" });
+    this.#unsentMore(key, 1);
     if (this.#soon.has(key)) return;
     this.#soon.add(key);
     setTimeout(() => {
@@ -113,18 +115,18 @@ export class EdgeDelivery {
   enqueued(edges: readonly EdgeRef[]): void {
     if (edges.length === 0) return;
     metrics.count("outbox_enqueued_total", { object: "user_likes" }, edges.length);
-    for (const edge of edges) {
-      const key = keyOf(edge);
-      this.#unsent.set(key, (this.#unsent.get(key) ?? 0) + 1);
-    }
+    for (const edge of edges) this.#unsentMore(keyOf(edge), 1);
   }
 
-  async #send(item: string, counter: ToggleCounter): Promise<boolean> {
+  #unsentMore(key: string, changes: number): void {
+    this.#unsent.set(key, (this.#unsent.get(key) ?? 0) + changes);
+  }
+
+  async #send(item: string, counter: ToggleCounter, key: string): Promise<boolean> {
     const { env, storage, outbox } = this.host;
     const user = this.host.user();
     // No user, no edges: an outbox entry here could not be sent, so it backs off rather than spins.
     if (user === null) return false;
-    const key = keyOf({ item, counter });
     // The changes this send carries: every one made before it read the edge's newest change.
     let carried = 0;
     try {
@@ -154,7 +156,7 @@ export class EdgeDelivery {
       }
       throw new Error(`${item} moved more than ${MAX_REHOMES} times in one delivery`);
     } catch (error) {
-      if (carried > 0) this.#unsent.set(key, (this.#unsent.get(key) ?? 0) + carried);
+      if (carried > 0) this.#unsentMore(key, carried);
       log("error", "delivery_failed", { item, error: String(error) });
       this.host.failed();
       return false;

@@ -1,4 +1,4 @@
-type WaitUntil = { waitUntil(promise: Promise<unknown>): void };
+import type { WaitUntil } from "../../shared/wait-until";
 
 /**
  * Work a request does for the requests after it, not for its own answer (a
