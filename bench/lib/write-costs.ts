@@ -47,7 +47,12 @@ const BACKGROUND = ["plaudit_storage_commits_total", "plaudit_storage_alarms_run
  * consumer, then delivered marks, then the users' alarms up to 7 s later).
  */
 const QUIET_MS = 3_000;
-const QUIET_POLL_MS = 500;
+/**
+ * A poll is a /metrics request, whose CPU falls in the phase's CPU figure
+ * (the settling is in it): a third of QUIET_MS apart, so stillness is seen
+ * by at least three reads while the polls cost as little as they can.
+ */
+const QUIET_POLL_MS = 1_000;
 
 /**
  * Polls /metrics until the background counters have stood still for
