@@ -27,7 +27,8 @@ import { seedLike } from "./scenarios/index";
 import { diff, plus, readCosts, perRequest, ZERO_COSTS, type ReadCosts } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
-import { PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
+import { nativeRows, PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
+import { NativeSampler } from "./lib/native";
 import { isScenarioRun, options, type Options } from "./options";
 import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, watchIdle } from "./lib/write-costs";
 import { workerdCpuMs } from "./lib/cpu";
@@ -168,7 +169,7 @@ async function run(
   const metricsBefore = await settledMetrics(http, service);
   const costsBefore = await readCosts(http, service);
   const startedAt = new Date().toISOString();
-  const { recorder, seconds, onClock, reference, prepared, criticalPath } = await clock(ctx, users, items, opts, service, references, serverPid);
+  const { recorder, seconds, onClock, reference, prepared, criticalPath } = await clock(ctx, users, items, opts, service, references, serverPid, Number(new URL(url).port));
   // Over every plaudit phase: the reference phases between them send plaudit nothing, and --feed-first's feeds are taken out.
   const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
   const costs = perRequest(plus(costsBefore, prepared), await readCosts(http, service), feeds);
@@ -270,6 +271,8 @@ async function run(
     saveFigure(reference ? referenceFigure(opts.figure, run, referenceRows(reference)) : runFigure(opts.figure, { ...run, summary }));
     const ladder = reference ? yardstickRows(reference) : [];
     if (ladder.length > 0) saveFigure(referenceFigure(`${opts.figure}-yardstick`, run, ladder, 1));
+    const native = reference ? nativeRows(reference) : [];
+    if (native.length > 0) saveFigure(referenceFigure(`${opts.figure}-native`, run, native, 1));
     if (scenario.mix.some((m) => m.op.kind === "write")) {
       const table = costsFigure(writeCosts, criticalPath, idle);
       saveFigure(tableFigure(`${opts.figure}-costs`, { script: "bench", ...run }, table.columns, table.rows));
@@ -293,6 +296,7 @@ async function clock(
   service: string,
   references: readonly StartedReference[],
   serverPid: number | null,
+  serverPort: number,
 ) {
   const recorder = new Recorder();
   let seconds = 0;
@@ -305,6 +309,7 @@ async function clock(
   const plaudit: Contender = {
     name: PLAUDIT,
     cpuMs: () => (serverPid === null ? null : workerdCpuMs(serverPid)),
+    ...(opts.native && serverPid !== null ? { native: () => new NativeSampler(serverPid, serverPort) } : {}),
     ...(opts.feedFirst
       ? {
           async prepare() {

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { SCENARIOS } from "./scenarios/index";
+import { perfMissing } from "./lib/native";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -39,6 +40,10 @@ const USAGE = `usage: npm run bench -- [options]
                          them with the same scenario, taking turns with plaudit, reporting the ratios
   --rounds N             with --reference: rounds of one timed phase per worker, plaudit first in odd
                          rounds and last in even ones; the median ratio is the figure (default 3; 1 to 20)
+  --native               with --reference: sample every side's workerd processes with Linux \`perf\` during its
+                         phases and split its CPU per request by native part (SQL, commits' disk flush, object
+                         starts, alarms, JavaScript, the proxy); sampling slows every side, so quote no latency
+                         from such a run (with --figure, saved as NAME-native)
   --out DIR              where reports go (default bench/results)
   --figure NAME          also write the run's table to bench/reports/NAME.json (committed), for the doc
                          table marked <!-- figures:NAME --> that \`npm run figures\` renders (only a run that passed);
@@ -63,6 +68,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
       secret: { type: "string" },
       start: { type: "boolean", default: false },
       reference: { type: "boolean", default: false },
+      native: { type: "boolean", default: false },
       rounds: { type: "string" },
       var: { type: "string", multiple: true, default: [] },
       "converge-seconds": { type: "string", default: "60" },
@@ -111,6 +117,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     secret: values.secret,
     start: values.start,
     reference: values.reference,
+    native: values.native,
     rounds: values.rounds === undefined ? (values.reference ? DEFAULT_ROUNDS : 1) : num("rounds", 1, 20),
     vars: serverVars(values.var),
     out: resolve(values.out),
@@ -118,6 +125,15 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
   };
   if (values.rounds !== undefined && !opts.reference) {
     console.error(`--rounds takes turns between plaudit and the reference Workers: it needs --reference\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (opts.native && !opts.reference) {
+    console.error(`--native splits each side's CPU beside the reference Workers': it needs --reference\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const perf = opts.native ? perfMissing() : null;
+  if (perf) {
+    console.error(perf);
     process.exit(2);
   }
   if (opts.users < opts.connections) {

@@ -14,6 +14,7 @@ import { startReference, type LocalServer } from "./server";
 import type { RunContext } from "../scenarios/operations";
 import type { Scenario } from "../scenarios/index";
 import { alignedRows } from "./text-table";
+import { addCounts, NATIVE_ROWS, nativeMsPerRequest, NativeSampler, type NativeCounts } from "./native";
 
 /** One side of the comparison: plaudit, or a reference Worker. */
 export type Contender = {
@@ -26,6 +27,8 @@ export type Contender = {
   settle?(): Promise<void>;
   /** CPU ms its server has used so far (lib/cpu.ts), or null when it cannot be read. */
   cpuMs?(): number | null;
+  /** With --native: starts sampling its server's processes (lib/native.ts), from the phase's start to the end of its settling. */
+  native?(): NativeSampler;
 };
 
 /**
@@ -46,6 +49,8 @@ export type ReferenceComparison = {
   ratios: (Ratio & { round: number })[];
   /** The median of each reference's ratios over the rounds: the figures to quote. */
   medians: Ratio[];
+  /** With --native: each Worker's native samples by part, over all its phases. */
+  native?: Map<string, NativeCounts>;
 };
 
 export const PLAUDIT = "plaudit";
@@ -90,7 +95,7 @@ export function referenceContenders(
   context: (http: HttpClient) => RunContext,
   users: readonly string[],
   scenario: Scenario,
-  phase: { seconds: number; connections: number; rate: number | null },
+  phase: { seconds: number; connections: number; rate: number | null; native: boolean },
 ): { contenders: Contender[]; close(): void } {
   const clients = servers.map(({ server }) => new HttpClient(server.url, phase.connections));
   const contenders = servers.map(({ name }, i): Contender => {
@@ -98,6 +103,7 @@ export function referenceContenders(
     return {
       name,
       cpuMs: () => workerdCpuMs(servers[i]!.server.pid),
+      ...(phase.native ? { native: () => new NativeSampler(servers[i]!.server.pid, servers[i]!.server.port) } : {}),
       async phase() {
         const { recorder, seconds } = await timedPhase(ctx, users, scenario, phase);
         // Not checked, but an error answer is worth seeing: the table only counts it.
@@ -140,20 +146,23 @@ async function referenceSettled(http: HttpClient, name: string): Promise<void> {
 /** `rounds` rounds of one timed phase per side, plaudit first in odd rounds and last in even ones. */
 export async function runRounds(plaudit: Contender, references: readonly Contender[], rounds: number): Promise<ReferenceComparison> {
   const runs: PhaseRun[] = [];
+  const native = new Map<string, NativeCounts>();
   for (let round = 1; round <= rounds; round++) {
     for (const side of roundOrder(round, [plaudit, ...references])) {
       console.error(`round ${round}/${rounds}: ${workerLabel(side.name)}...`);
       await side.prepare?.();
       const cpuBefore = side.cpuMs?.() ?? null;
+      const sampler = side.native?.();
       const { total } = await side.phase();
       // The last phase settles too: its CPU is measured to the end of its tail, as the others' is.
       await side.settle?.();
       const cpuAfter = side.cpuMs?.() ?? null;
+      if (sampler) addCounts(native.get(side.name) ?? native.set(side.name, new Map()).get(side.name)!, await sampler.stop());
       const cpuMsPerRequest = cpuBefore === null || cpuAfter === null || total.count === 0 ? null : round2((cpuAfter - cpuBefore) / total.count);
       runs.push({ round, name: side.name, opsPerSecond: total.opsPerSecond, p50: total.p50, p99: total.p99, errors: total.errors, cpuMsPerRequest });
     }
   }
-  return compare(runs, rounds);
+  return { ...compare(runs, rounds), ...(native.size > 0 ? { native } : {}) };
 }
 
 /** One side's figures over another's in each round both ran (CPU null where either lacks it). */
@@ -257,6 +266,27 @@ export function yardstickRows(comparison: ReferenceComparison): string[][] {
   return [header, ...rows];
 }
 
+/**
+ * With --native: each Worker's CPU per request (the median over its phases,
+ * from the operating system's counters) split by the native parts its
+ * samples fell in, one column per Worker, plaudit last; empty without it.
+ */
+export function nativeRows(comparison: ReferenceComparison): string[][] {
+  const native = comparison.native;
+  if (!native) return [];
+  const names = [...native.keys()].filter((name) => name !== PLAUDIT).concat(native.has(PLAUDIT) ? [PLAUDIT] : []);
+  const split = names.map((name) => {
+    const cpu = medianColumns(runsOf(comparison.runs, name)).cpu;
+    return { cpu, parts: nativeMsPerRequest(native.get(name)!, cpu === "" ? null : Number(cpu)) };
+  });
+  const cell = (ms: number | undefined) => (ms === undefined ? "" : ms.toFixed(2));
+  return [
+    ["part (CPU ms per request)", ...names.map(workerLabel)],
+    ...NATIVE_ROWS.map((part) => [part, ...split.map(({ parts }) => cell(parts?.get(part)))]),
+    ["all", ...split.map(({ cpu }) => cpu)],
+  ];
+}
+
 /** The line to quote: each reference's median ratios. */
 export function medianLine(comparison: ReferenceComparison): string {
   const medians = comparison.medians
@@ -272,6 +302,7 @@ export function referenceTable(comparison: ReferenceComparison): string {
     ...alignedRows(referenceRows(comparison), 2),
     medianLine(comparison),
     ...(ladder.length > 0 ? ["", `against the one-commit like (medians over the rounds of each round's ratio):`, ...alignedRows(ladder)] : []),
+    ...(comparison.native ? ["", "where each Worker's CPU went, from native samples over all its phases (sampling slows every side: quote no latency from this run):", ...alignedRows(nativeRows(comparison))] : []),
   ].join("\n");
 }
 

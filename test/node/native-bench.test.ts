@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { NATIVE_REST, NATIVE_ROWS, nativeMsPerRequest, nativePart, parsePerfScript, PROXY } from "../../bench/lib/native";
+import { compare, nativeRows, type PhaseRun } from "../../bench/lib/reference";
+
+// Two samples as `perf script -F pid,ip,sym` prints them: a header line, then frames, leaf first.
+const SCRIPT = [
+  "25497 ",
+  "\tffffffff81b36760 iowrite16",
+  "\tffffffff817435cb __x64_sys_fsync",
+  "\t         2f0a001 sqlite3PagerCommitPhaseOne",
+  "\t         2cdd2a2 workerd::SqliteDatabase::Query::nextRow",
+  "\t         2d1156b workerd::Worker::Actor::Actor(workerd::Worker const&)",
+  "",
+  "25483 ",
+  "\t    55cfb61a9953 [unknown]",
+  "\t         389c067 Builtins_InterpreterEntryTrampoline",
+  "",
+].join("\n");
+
+describe("the native sampler's parts (bench --native)", () => {
+  it("reads each sample's process and frames, leaf first", () => {
+    const samples = parsePerfScript(SCRIPT);
+    expect(samples.map((s) => s.pid)).toEqual([25497, 25483]);
+    expect(samples[0]!.frames[0]).toBe("iowrite16");
+    expect(samples[0]!.frames.at(-1)).toBe("workerd::Worker::Actor::Actor(workerd::Worker const&)");
+    expect(samples[1]!.frames).toEqual(["[unknown]", "Builtins_InterpreterEntryTrampoline"]);
+  });
+
+  it("gives a sample to the first part any of its frames names, in the parts' order", () => {
+    const [started, js] = parsePerfScript(SCRIPT);
+    // An object's start comes before its flush: the flush under it is the start's cost.
+    expect(nativePart(started!.frames)).toMatch(/^object start/);
+    expect(nativePart(started!.frames.slice(0, 4))).toBe("commit flush to disk (fsync)");
+    expect(nativePart(started!.frames.slice(2, 4))).toBe("SQL run and commit (no flush)");
+    expect(nativePart(js!.frames)).toBe("JavaScript (V8)");
+    expect(nativePart(["kj::EventLoop::turn"])).toBe(NATIVE_REST);
+  });
+
+  it("splits a side's CPU per request by its shares of samples", () => {
+    const counts = new Map([
+      ["JavaScript (V8)", 30],
+      [PROXY, 10],
+    ]);
+    const split = nativeMsPerRequest(counts, 8)!;
+    expect(split.get("JavaScript (V8)")).toBeCloseTo(6, 9);
+    expect(split.get(PROXY)).toBeCloseTo(2, 9);
+    expect([...split.values()].reduce((a, b) => a + b, 0)).toBeCloseTo(8, 9);
+    expect(nativeMsPerRequest(counts, null)).toBeNull();
+    expect(nativeMsPerRequest(new Map(), 8)).toBeNull();
+  });
+
+  it("tables every part per Worker, plaudit last, from the median CPU of its phases", () => {
+    const run = (round: number, name: string, cpu: number): PhaseRun => ({ round, name, opsPerSecond: 40, p50: 5, p99: 9, errors: 0, cpuMsPerRequest: cpu });
+    const runs = [run(1, "plaudit", 10), run(1, "like", 4), run(2, "like", 6), run(2, "plaudit", 12), run(3, "plaudit", 30), run(3, "like", 5)];
+    const native = new Map([
+      ["plaudit", new Map([["commit flush to disk (fsync)", 1], [PROXY, 1]])],
+      ["like", new Map([[PROXY, 5]])],
+    ]);
+    const rows = nativeRows({ ...compare(runs, 3), native });
+    expect(rows[0]).toEqual(["part (CPU ms per request)", "reference like", "plaudit"]);
+    expect(rows.map((r) => r[0])).toEqual(["part (CPU ms per request)", ...NATIVE_ROWS, "all"]);
+    const row = (part: string) => rows.find((r) => r[0] === part)!;
+    // Medians: plaudit 12, like 5; plaudit's samples split half and half.
+    expect(row("commit flush to disk (fsync)")).toEqual(["commit flush to disk (fsync)", "0.00", "6.00"]);
+    expect(row(PROXY)).toEqual([PROXY, "5.00", "6.00"]);
+    expect(row("all")).toEqual(["all", "5", "12"]);
+    expect(nativeRows(compare(runs, 3))).toEqual([]);
+  });
+});
