@@ -2,6 +2,7 @@
 // run) times the customer's load, priced with the vendors' list prices.
 // Pure: the same inputs always give the same figures.
 import { ConfigSchema } from "../shared/config";
+import { awakeSecondsPerLike } from "../shared/object-windows";
 import { readPath, zipfExponentFor, type ReadPath } from "./reads";
 
 export type Priced = { usd: number; source: string };
@@ -245,11 +246,25 @@ export function needs(r: Rates, w: Workload, m: Measured, p: Prices, shape: Shap
   };
 }
 
+/**
+ * The seconds a like or unlike holds objects unable to hibernate, billed as
+ * duration (shared/object-windows.ts): its user's object always (an upper
+ * bound: a user's likes seconds apart share the windows), its item's off the
+ * hot items only (a hot item is awake anyway, its windows shared by its many
+ * likes).
+ */
+export function likeAwakeSeconds(w: Workload): number {
+  const awake = awakeSecondsPerLike(ConfigSchema.parse({}).ITEM_COMMIT_WINDOW_MS);
+  return awake.user + (1 - w.assumptions.hotShareOfLikes.value) * awake.item;
+}
+
 export function monthlyCosts(r: Rates, n: Needs, w: Workload, p: Prices, shape: Shape): CostLine[] {
   const month = (perSecond: number, perMillion: number) => (perSecond * SECONDS_PER_MONTH * perMillion) / 1e6;
   const storage = storageGb(w, shape.dataScale);
   const dos = p.durableObjects;
-  const gbSeconds = r.objectRequests * (w.assumptions.objectHandlerMs.value / 1000) * dos.memoryGb.value;
+  const gbSeconds =
+    (r.objectRequests * (w.assumptions.objectHandlerMs.value / 1000) + (shape.likesPerSecond + shape.unlikesPerSecond) * likeAwakeSeconds(w)) *
+    dos.memoryGb.value;
   return [
     { component: "Workers requests", monthlyUsd: month(r.workerRequests, p.workers.requestsPerMillion.usd) },
     { component: "Workers CPU", monthlyUsd: month(r.workerRequests * w.assumptions.workerCpuMsPerRequest.value, p.workers.cpuMsPerMillion.usd) },

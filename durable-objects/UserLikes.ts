@@ -23,15 +23,8 @@ import { EdgeDelivery } from "./lib/edge-delivery";
 import { Soon } from "./lib/soon";
 import { UserOutbox, type EdgeRef } from "./lib/user-outbox";
 import { scheduleFlush } from "../metrics/flush";
+import { DELIVERED_PERSIST_MS } from "../shared/object-windows";
 
-/**
- * Delivered marks ride on the user's next like's commit; once the object has
- * delivered nothing for this long (lib/soon.ts) they get a commit of their
- * own: a user who keeps liking every second or two pays no extra commit, and
- * the wait stays well short of the ten seconds or more of quiet after which
- * an object may be evicted (a crash before it only costs a redelivery).
- */
-const DELIVERED_PERSIST_MS = 2_000;
 /** A safety alarm after every burst of writes: it redelivers whatever a crash left in the outbox. */
 const OUTBOX_SWEEP_MS = 10_000;
 const RETRY_BASE_MS = 1_000;

@@ -10,9 +10,8 @@ import { edgeKey, EmissionOutbox, type EdgeRow } from "./emission-outbox";
 import { packEmission } from "./emission-pack";
 import type { StateRow } from "./state-row";
 import { InFlight } from "./in-flight";
+import { ACK_PERSIST_MS, EMIT_INTERVAL_MS } from "../../shared/object-windows";
 
-/** An object emits at most about once per this interval while it changes. */
-export const EMIT_INTERVAL_MS = 1_000;
 /**
  * An emission not acknowledged after this long is sent again, and each further
  * resend of the same version waits twice as long, up to RESEND_CAP_MS: a slow
@@ -25,12 +24,6 @@ const RETRY_CAP_MS = 60_000;
 /** Sent emissions are remembered this long, and this many at most, for their acks; a later ack only costs a resend. */
 const IN_FLIGHT_TTL_MS = 10 * 60_000;
 export const MAX_IN_FLIGHT = 1_000;
-/**
- * Acknowledgements not folded into one of the owner's commits within this
- * long get a commit of their own: an idle object must not be evicted with
- * them in memory only, or it would wake up to send everything again.
- */
-const ACK_PERSIST_MS = 2_000;
 
 /**
  * Edges waiting for acknowledgement, at most: the outbox is a column of the

@@ -3,11 +3,13 @@ import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../shared/config";
 import { pathEstimate, type LatencyInputs } from "../../capacity/latency";
-import { cacheLifetimesS, evaluate, evaluateTier, limitsCrossed, needs, rates, shapeReadPath, tierShape, type Measured, type Prices, type Workload } from "../../capacity/model";
+import { cacheLifetimesS, likeAwakeSeconds, evaluate, evaluateTier, limitsCrossed, needs, rates, shapeReadPath, tierShape, type Measured, type Prices, type Workload } from "../../capacity/model";
 import { measuredFromReports } from "../../capacity/measured";
 import { defaultSettings, paceBounds, passes, perUnit, priceOf, spare, type PassInputs } from "../../capacity/passes";
 import { databasesSpanned, MAX_STORE_ROUND_TRIPS, readPath, remembered, sumTo, ttlHitRate, zipfExponentFor } from "../../capacity/reads";
 import { renderCapacity } from "../../capacity/render";
+import { ACK_PERSIST_MS, DELIVERED_PERSIST_MS, EMIT_INTERVAL_MS } from "../../shared/object-windows";
+import { USER_DELIVERY_DELAY_MS } from "../../shared/own-writes";
 import { benchCheck } from "../../capacity/render-sections";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -53,6 +55,22 @@ describe("the capacity model", () => {
       evaluate(base, workload, more, prices).costs.find((c) => c.component === "Durable Objects rows written")!.monthlyUsd -
       evaluate(base, workload, measured, prices).costs.find((c) => c.component === "Durable Objects rows written")!.monthlyUsd;
     expect(delta).toBeCloseTo(((base.likesPerSecond + base.unlikesPerSecond) * 30 * 24 * 3600) / 1e6, 3);
+  });
+
+  it("prices the timers a like leaves as duration: the user's windows always, the item's off the hot items", () => {
+    const commitWindow = ConfigSchema.parse({}).ITEM_COMMIT_WINDOW_MS;
+    const user = (USER_DELIVERY_DELAY_MS + commitWindow + DELIVERED_PERSIST_MS) / 1000;
+    const item = (commitWindow + EMIT_INTERVAL_MS + ACK_PERSIST_MS) / 1000;
+    expect(likeAwakeSeconds(workload)).toBeCloseTo(user + (1 - workload.assumptions.hotShareOfLikes.value) * item, 9);
+    const allHot = { ...workload, assumptions: { ...workload.assumptions, hotShareOfLikes: { ...workload.assumptions.hotShareOfLikes, value: 1 } } };
+    expect(likeAwakeSeconds(allHot)).toBeCloseTo(user, 9);
+    // Off the handlers, the duration line is the like rate times those seconds at the object's memory and the list price.
+    const base = workload.shapes[0]!;
+    const noHandlers = { ...workload, assumptions: { ...workload.assumptions, objectHandlerMs: { ...workload.assumptions.objectHandlerMs, value: 0 } } };
+    const duration = evaluate(base, noHandlers, measured, prices).costs.find((c) => c.component === "Durable Objects duration")!.monthlyUsd;
+    const gbSeconds = (base.likesPerSecond + base.unlikesPerSecond) * likeAwakeSeconds(workload) * prices.durableObjects.memoryGb.value * 30 * 24 * 3600;
+    expect(duration).toBeCloseTo((gbSeconds / 1e6) * prices.durableObjects.gbSecondsPerMillion.usd, 3);
+    expect(duration).toBeGreaterThan(0);
   });
 
   it("sizes queues to stay under 80 % of 5,000 messages a second each", () => {

@@ -2,7 +2,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ItemCounter } from "../../durable-objects/ItemCounter";
-import { EMIT_INTERVAL_MS } from "../../durable-objects/lib/emitter";
+import { EMIT_INTERVAL_MS } from "../../shared/object-windows";
 import { emitterSends } from "./fault-points";
 import { countOf, freshId, like, newUser, unlike } from "./helpers";
 import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
