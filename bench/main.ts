@@ -309,7 +309,7 @@ async function clock(
   const plaudit: Contender = {
     name: PLAUDIT,
     cpuMs: () => (serverPid === null ? null : workerdCpuMs(serverPid)),
-    ...(opts.native && serverPid !== null ? { native: () => new NativeSampler(serverPid, serverPort) } : {}),
+    ...(opts.native && serverPid !== null ? { native: () => NativeSampler.start(serverPid, serverPort) } : {}),
     ...(opts.feedFirst
       ? {
           async prepare() {

@@ -40,7 +40,7 @@ const USAGE = `usage: npm run bench -- [options]
                          them with the same scenario, taking turns with plaudit, reporting the ratios
   --rounds N             with --reference: rounds of one timed phase per worker, plaudit first in odd
                          rounds and last in even ones; the median ratio is the figure (default 3; 1 to 20)
-  --native               with --reference: sample every side's workerd processes with Linux \`perf\` during its
+  --native               with --start and --reference: sample every side's workerd processes with Linux \`perf\` during its
                          phases and split its CPU per request by native part (SQL, commits' disk flush, object
                          starts, alarms, JavaScript, the proxy); sampling slows every side, so quote no latency
                          from such a run (with --figure, saved as NAME-native)
@@ -127,8 +127,8 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     console.error(`--rounds takes turns between plaudit and the reference Workers: it needs --reference\n\n${USAGE}`);
     process.exit(2);
   }
-  if (opts.native && !opts.reference) {
-    console.error(`--native splits each side's CPU beside the reference Workers': it needs --reference\n\n${USAGE}`);
+  if (opts.native && !(opts.reference && opts.start)) {
+    console.error(`--native samples the servers the bench starts, beside the reference Workers: it needs --start and --reference\n\n${USAGE}`);
     process.exit(2);
   }
   const perf = opts.native ? perfMissing() : null;

@@ -249,13 +249,18 @@ export function needs(r: Rates, w: Workload, m: Measured, p: Prices, shape: Shap
 /**
  * The seconds a like or unlike holds objects unable to hibernate, billed as
  * duration (shared/object-windows.ts): its user's object always (an upper
- * bound: a user's likes seconds apart share the windows), its item's off the
- * hot items only (a hot item is awake anyway, its windows shared by its many
+ * bound: likes of one user within a window share it), its item's off the hot
+ * items only (a hot item is awake anyway, its windows shared by its many
  * likes).
  */
 export function likeAwakeSeconds(w: Workload): number {
-  const awake = awakeSecondsPerLike(ConfigSchema.parse({}).ITEM_COMMIT_WINDOW_MS);
+  const awake = objectAwakeSeconds();
   return awake.user + (1 - w.assumptions.hotShareOfLikes.value) * awake.item;
+}
+
+/** What a like alone holds each of its objects awake, at the deployed commit window. */
+export function objectAwakeSeconds(): { user: number; item: number } {
+  return awakeSecondsPerLike(ConfigSchema.parse({}).ITEM_COMMIT_WINDOW_MS);
 }
 
 export function monthlyCosts(r: Rates, n: Needs, w: Workload, p: Prices, shape: Shape): CostLine[] {

@@ -1,9 +1,7 @@
 // docs/capacity.md, computed: every figure comes from the inputs; only the
 // sentences around the tables are written here.
 import type { LatencyInputs } from "./latency";
-import { evaluate, evaluateTier, HEADROOM, likeAwakeSeconds, limitsCrossed, storageGb, type Measured, type Prices, type ShapeResult, type Workload } from "./model";
-import { awakeSecondsPerLike } from "../shared/object-windows";
-import { ConfigSchema } from "../shared/config";
+import { evaluate, evaluateTier, HEADROOM, likeAwakeSeconds, limitsCrossed, objectAwakeSeconds, storageGb, type Measured, type Prices, type ShapeResult, type Workload } from "./model";
 import type { PassInputs } from "./passes";
 import { latencySection, passSection, readSection, table } from "./render-sections";
 
@@ -17,7 +15,7 @@ function largest(result: ShapeResult): { component: string; monthlyUsd: number; 
 }
 
 export function renderCapacity(w: Workload, m: Measured, p: Prices, l: LatencyInputs, f: PassInputs): string {
-  const awake = awakeSecondsPerLike(ConfigSchema.parse({}).ITEM_COMMIT_WINDOW_MS);
+  const awake = objectAwakeSeconds();
   const shapes = w.shapes.map((shape) => evaluate(shape, w, m, p));
   const [average, peak] = shapes as [ShapeResult, ShapeResult];
   const tiers = w.tiers.map((tier) => ({ tier, ...evaluateTier(tier, w, m, p) }));
@@ -134,8 +132,8 @@ hibernate while the timers that let later likes share their commits run
 (\`shared/object-windows.ts\`): ${num(awake.user)} s at the user's object, and ${num(awake.item)} s at
 the item's for the ${int((1 - w.assumptions.hotShareOfLikes.value) * 100)} % of likes not on hot items (a hot item is
 awake anyway). Cloudflare bills an object's duration while it cannot
-hibernate, and a pending timer keeps it from hibernating; users who like
-seconds apart share the windows, so this line is an upper bound.`);
+hibernate, and a pending timer keeps it from hibernating; a user's likes
+within one window share it, so this line is an upper bound.`);
 
   out.push(`## Next to the customer's tiers
 

@@ -4,14 +4,18 @@
 // of a local server's CPU; the rest is the runtime's: SQLite's statements and
 // the disk flush of every commit, objects started after an eviction, the
 // alarms' own store, the proxy `wrangler dev` puts in front of the Worker.
-// Each phase samples every workerd process of its server, and each sample
-// goes to the first part, in PARTS' order, that any frame of its stack
-// names. Shares of samples, times the server's CPU per request from its
-// own counters (lib/cpu.ts), give each part's milliseconds per request.
+// Each phase samples every workerd process of its server. A sample belongs
+// to the context its stack runs in when it has one (an object starting, the
+// alarm store), else to the part of the frame nearest its leaf that names
+// one: the work being done at that instant, not the code that asked for it
+// (a flush asked for by SQL asked for by JavaScript is the flush). Shares of
+// samples, times the server's CPU per request from its own counters
+// (lib/cpu.ts), give each part's milliseconds per request.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseStat } from "./cpu";
 
 /** A part of a server's native CPU, and the frames that put a sample in it. */
 export type NativePart = { name: string; frames: RegExp };
@@ -19,59 +23,75 @@ export type NativePart = { name: string; frames: RegExp };
 /** The proxy `wrangler dev` runs in front of the Worker: the workerd serving the server's own port. */
 export const PROXY = "wrangler dev's proxy (every request, every side)";
 
-/** In order: a sample belongs to the first part whose pattern matches a frame of its stack. */
-export const NATIVE_PARTS: readonly NativePart[] = [
+/** Contexts: a sample with any of these frames on its stack belongs to the first that matches. */
+export const NATIVE_CONTEXTS: readonly NativePart[] = [
   { name: "object start (an evicted or new object's database opened)", frames: /^workerd::Worker::Actor::Actor\b/ },
-  { name: "alarm store (setAlarm and deleteAlarm, a database of its own locally)", frames: /^workerd::server::AlarmScheduler::|^workerd::AlarmScheduler::/ },
-  { name: "commit flush to disk (fsync)", frames: /^(__x64_sys_fsync|__x64_sys_fdatasync|do_fsync)$/ },
-  { name: "SQL compile (prepare)", frames: /^(sqlite3Prepare|sqlite3LockAndPrepare)\b/ },
-  { name: "SQL run and commit (no flush)", frames: /^(sqlite3|workerd::SqliteDatabase::)/ },
+  { name: "alarm store (setAlarm and deleteAlarm, a database of its own locally)", frames: /^workerd::(server::)?AlarmScheduler::/ },
+];
+
+const SQL_RUN = "SQL run and commit (no flush)";
+const SQL_COMPILE = "SQL compile (prepare)";
+const PREPARE = /^(sqlite3Prepare|sqlite3LockAndPrepare)\b/;
+
+/** Work: otherwise a sample belongs to the part of the frame nearest its leaf that one names. */
+export const NATIVE_WORK: readonly NativePart[] = [
+  { name: "commit flush to disk (fsync)", frames: /^(__\w+_sys_fsync|__\w+_sys_fdatasync|do_fsync)$/ },
+  { name: SQL_COMPILE, frames: PREPARE },
+  { name: SQL_RUN, frames: /^(sqlite3|workerd::SqliteDatabase::)/ },
   { name: "garbage collection", frames: /^(v8::internal::(Heap::|Scavenger|MarkCompact|MinorMarkSweep|ConcurrentMarking|IncrementalMarking)|cppgc::internal::(Marker|Sweeper))/ },
-  { name: "JavaScript (V8)", frames: /^(Builtins_|v8::|\[unknown\]$)/ },
   { name: "network and object-call I/O", frames: /^(tcp_|sock_|__sys_|ip_|unix_stream|capnp::|kj::(AsyncIoStream|HttpService|HttpClient|_::.*Http))/ },
+  { name: "JavaScript (V8)", frames: /^(Builtins_|v8::|\[unknown\]$)/ },
 ];
 export const NATIVE_REST = "the runtime's other native work";
 
 /** Samples per part, for one server over the phases sampled. */
 export type NativeCounts = Map<string, number>;
 
-/** The samples of `perf script -F pid,ip,sym`: a header line with the process id, then one indented frame a line, leaf first. */
+/**
+ * The samples of `perf script -F pid,ip,sym`: a header line with the process
+ * id (right-aligned, so it may start with spaces), then one frame a line
+ * (each begins with a tab), leaf first.
+ */
 export function parsePerfScript(text: string): { pid: number; frames: string[] }[] {
   const samples: { pid: number; frames: string[] }[] = [];
   let current: string[] | null = null;
   for (const line of text.split("\n")) {
-    if (line.trim() === "") {
-      current = null;
+    if (line.startsWith("\t")) {
+      // "\t    55cfb61a9953 symbol name (args)": the address, then the symbol.
+      const frame = line.trim().replace(/^[0-9a-f]+\s*/, "");
+      current?.push(frame === "" ? "[unknown]" : frame);
       continue;
     }
-    if (!/^\s/.test(line)) {
-      current = [];
-      samples.push({ pid: Number(line.trim().split(/\s+/)[0]), frames: current });
-      continue;
-    }
-    // "\t    55cfb61a9953 symbol name (args)": the address, then the symbol.
-    const frame = line.trim().replace(/^[0-9a-f]+\s*/, "");
-    current?.push(frame === "" ? "[unknown]" : frame);
+    const header = /^\s*(\d+)\s*$/.exec(line);
+    if (header) samples.push({ pid: Number(header[1]), frames: (current = []) });
+    else current = null;
   }
   return samples;
 }
 
 /** The part a sample's stack belongs to. */
 export function nativePart(frames: readonly string[]): string {
-  for (const part of NATIVE_PARTS) if (frames.some((frame) => part.frames.test(frame))) return part.name;
+  for (const context of NATIVE_CONTEXTS) if (frames.some((frame) => context.frames.test(frame))) return context.name;
+  for (const frame of frames) {
+    const part = NATIVE_WORK.find((p) => p.frames.test(frame));
+    if (!part) continue;
+    // A statement's parse runs inside sqlite3Prepare, further from the leaf than the parser's own frames.
+    if (part.name === SQL_RUN && frames.some((f) => PREPARE.test(f))) return SQL_COMPILE;
+    return part.name;
+  }
   return NATIVE_REST;
 }
 
-/** The workerd processes of a process group, with the proxy (the one serving `port`) told apart. */
+/** The workerd processes of a process group (as lib/cpu.ts counts them), with the proxy (the one serving `port`) told apart. */
 function workerdProcesses(group: number, port: number): { pid: number; proxy: boolean }[] {
   const found: { pid: number; proxy: boolean }[] = [];
   for (const name of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) !== group || !stat.includes("(workerd)")) continue;
-      const command = readFileSync(`/proc/${name}/cmdline`, "utf8");
-      found.push({ pid: Number(name), proxy: command.includes(`entry=127.0.0.1:${port}\u0000`) });
+      const stat = parseStat(readFileSync(`/proc/${name}/stat`, "utf8"));
+      if (!stat || stat.pgrp !== group || !stat.comm.startsWith("workerd")) continue;
+      // Arguments are NUL-separated: the proxy's entry socket is the server's own port.
+      const args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\u0000");
+      found.push({ pid: Number(name), proxy: args.includes(`--socket-addr=entry=127.0.0.1:${port}`) });
     } catch {
       continue; // The process ended meanwhile.
     }
@@ -79,41 +99,73 @@ function workerdProcesses(group: number, port: number): { pid: number; proxy: bo
   return found;
 }
 
-/** Whether `perf` can be run here; the reason when not. */
+/** Why `perf` cannot sample here, or null when it can (it records a trivial command to find out). */
 export function perfMissing(): string | null {
-  const probe = spawnSync("perf", ["--version"], { encoding: "utf8" });
-  if (probe.error || probe.status !== 0) return "--native samples with Linux `perf`, which is not installed here (Debian: apt-get install linux-perf)";
-  return null;
+  const dir = mkdtempSync(join(tmpdir(), "plaudit-native-probe-"));
+  try {
+    const probe = spawnSync("perf", ["record", "-q", "-e", "cpu-clock", "-o", join(dir, "probe.data"), "--", "true"], { encoding: "utf8" });
+    if (probe.error) return "--native samples with Linux `perf`, which is not installed here (Debian: apt-get install linux-perf)";
+    if (probe.status !== 0) return `--native: perf cannot record here (${probe.stderr.trim().split("\n").at(-1) ?? `exit ${probe.status}`}); see /proc/sys/kernel/perf_event_paranoid`;
+    return null;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Samples a second; `cpu-clock` so each sample stands for the same CPU time whatever the processor exposes. */
 const SAMPLE_HZ = 499;
 
+/** How long a sampler waits for perf to write its file's header (it has attached) before the phase starts. */
+const ATTACH_WAIT_MS = 5_000;
+
 /** One phase's sampling of a server; `stop` ends it and counts its samples by part (the proxy's apart). */
 export class NativeSampler {
-  readonly #dir = mkdtempSync(join(tmpdir(), "plaudit-native-"));
+  readonly #dir: string;
   readonly #perf: ChildProcess;
   readonly #proxies: Set<number>;
-  readonly #exited: Promise<void>;
+  readonly #exited: Promise<{ code: number | null; error?: Error }>;
+  #stderr = "";
 
-  constructor(group: number, port: number) {
-    const processes = workerdProcesses(group, port);
-    if (processes.length === 0) throw new Error(`no workerd process in process group ${group}`);
+  private constructor(processes: { pid: number; proxy: boolean }[]) {
     this.#proxies = new Set(processes.filter((p) => p.proxy).map((p) => p.pid));
+    this.#dir = mkdtempSync(join(tmpdir(), "plaudit-native-"));
     const pids = processes.map((p) => p.pid).join(",");
-    this.#perf = spawn("perf", ["record", "-q", "-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-g", "-p", pids, "-o", join(this.#dir, "perf.data")], {
+    this.#perf = spawn("perf", ["record", "-q", "-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-g", "-p", pids, "-o", this.#data], {
       stdio: ["ignore", "ignore", "pipe"],
     });
-    this.#exited = new Promise((resolve) => this.#perf.once("exit", () => resolve()));
+    this.#perf.stderr?.on("data", (chunk: Buffer) => (this.#stderr += chunk.toString()));
+    this.#exited = new Promise((resolve) => {
+      this.#perf.once("error", (error) => resolve({ code: null, error }));
+      this.#perf.once("exit", (code) => resolve({ code }));
+    });
+  }
+
+  get #data(): string {
+    return join(this.#dir, "perf.data");
+  }
+
+  /** Starts sampling a server's workerd processes, once perf has attached to them. */
+  static async start(group: number, port: number): Promise<NativeSampler> {
+    const processes = workerdProcesses(group, port);
+    if (processes.length === 0) throw new Error(`--native: no workerd process in process group ${group}`);
+    const proxies = processes.filter((p) => p.proxy).length;
+    if (proxies !== 1) console.error(`--native: ${proxies} workerd processes serve port ${port}; the proxy's samples are not told apart`);
+    const sampler = new NativeSampler(processes);
+    const deadline = Date.now() + ATTACH_WAIT_MS;
+    while (!existsSync(sampler.#data) && Date.now() < deadline && sampler.#perf.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    return sampler;
   }
 
   async stop(): Promise<NativeCounts> {
-    this.#perf.kill("SIGINT");
-    await this.#exited;
     try {
-      const script = spawnSync("perf", ["script", "-i", join(this.#dir, "perf.data"), "-F", "pid,ip,sym"], { encoding: "utf8", maxBuffer: 1 << 30 });
+      this.#perf.kill("SIGINT");
+      const { code, error } = await this.#exited;
+      // perf record ends with 0 when interrupted, as asked; anything else means it recorded nothing usable.
+      if (error || (code !== 0 && code !== null)) throw new Error(`--native: perf record failed (${error?.message ?? `exit ${code}`}): ${this.#stderr.trim()}`);
+      const script = spawnSync("perf", ["script", "-i", this.#data, "-F", "pid,ip,sym"], { encoding: "utf8", maxBuffer: 1 << 30 });
+      if (script.error || script.status !== 0) throw new Error(`--native: perf script failed (${script.error?.message ?? `exit ${script.status}`}): ${script.stderr?.trim()}`);
       const counts: NativeCounts = new Map();
-      for (const { pid, frames } of parsePerfScript(script.stdout ?? "")) {
+      for (const { pid, frames } of parsePerfScript(script.stdout)) {
         const part = this.#proxies.has(pid) ? PROXY : nativePart(frames);
         counts.set(part, (counts.get(part) ?? 0) + 1);
       }
@@ -130,7 +182,7 @@ export function addCounts(total: NativeCounts, phase: NativeCounts): void {
 }
 
 /** Every part's name, in the order the table prints them. */
-export const NATIVE_ROWS = [...NATIVE_PARTS.map((p) => p.name), NATIVE_REST, PROXY];
+export const NATIVE_ROWS = [...NATIVE_CONTEXTS, ...NATIVE_WORK].map((p) => p.name).concat(NATIVE_REST, PROXY);
 
 /**
  * A side's milliseconds per request in each part: its share of the side's

@@ -28,7 +28,7 @@ export type Contender = {
   /** CPU ms its server has used so far (lib/cpu.ts), or null when it cannot be read. */
   cpuMs?(): number | null;
   /** With --native: starts sampling its server's processes (lib/native.ts), from the phase's start to the end of its settling. */
-  native?(): NativeSampler;
+  native?(): Promise<NativeSampler>;
 };
 
 /**
@@ -103,7 +103,7 @@ export function referenceContenders(
     return {
       name,
       cpuMs: () => workerdCpuMs(servers[i]!.server.pid),
-      ...(phase.native ? { native: () => new NativeSampler(servers[i]!.server.pid, servers[i]!.server.port) } : {}),
+      ...(phase.native ? { native: () => NativeSampler.start(servers[i]!.server.pid, servers[i]!.server.port) } : {}),
       async phase() {
         const { recorder, seconds } = await timedPhase(ctx, users, scenario, phase);
         // Not checked, but an error answer is worth seeing: the table only counts it.
@@ -151,13 +151,23 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
     for (const side of roundOrder(round, [plaudit, ...references])) {
       console.error(`round ${round}/${rounds}: ${workerLabel(side.name)}...`);
       await side.prepare?.();
+      const sampler = await side.native?.();
       const cpuBefore = side.cpuMs?.() ?? null;
-      const sampler = side.native?.();
-      const { total } = await side.phase();
-      // The last phase settles too: its CPU is measured to the end of its tail, as the others' is.
-      await side.settle?.();
+      let total: Summary["total"];
+      try {
+        ({ total } = await side.phase());
+        // The last phase settles too: its CPU is measured to the end of its tail, as the others' is.
+        await side.settle?.();
+      } catch (error) {
+        await sampler?.stop().catch(() => undefined);
+        throw error;
+      }
       const cpuAfter = side.cpuMs?.() ?? null;
-      if (sampler) addCounts(native.get(side.name) ?? native.set(side.name, new Map()).get(side.name)!, await sampler.stop());
+      if (sampler) {
+        const counts = native.get(side.name) ?? new Map<string, number>();
+        addCounts(counts, await sampler.stop());
+        native.set(side.name, counts);
+      }
       const cpuMsPerRequest = cpuBefore === null || cpuAfter === null || total.count === 0 ? null : round2((cpuAfter - cpuBefore) / total.count);
       runs.push({ round, name: side.name, opsPerSecond: total.opsPerSecond, p50: total.p50, p99: total.p99, errors: total.errors, cpuMsPerRequest });
     }

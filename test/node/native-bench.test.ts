@@ -2,16 +2,16 @@ import { describe, expect, it } from "vitest";
 import { NATIVE_REST, NATIVE_ROWS, nativeMsPerRequest, nativePart, parsePerfScript, PROXY } from "../../bench/lib/native";
 import { compare, nativeRows, type PhaseRun } from "../../bench/lib/reference";
 
-// Two samples as `perf script -F pid,ip,sym` prints them: a header line, then frames, leaf first.
+// Two samples as `perf script -F pid,ip,sym` prints them: a header line (the pid right-aligned), then frames, leaf first.
 const SCRIPT = [
-  "25497 ",
+  "  25497 ",
   "\tffffffff81b36760 iowrite16",
   "\tffffffff817435cb __x64_sys_fsync",
   "\t         2f0a001 sqlite3PagerCommitPhaseOne",
   "\t         2cdd2a2 workerd::SqliteDatabase::Query::nextRow",
   "\t         2d1156b workerd::Worker::Actor::Actor(workerd::Worker const&)",
   "",
-  "25483 ",
+  "   2548 ",
   "\t    55cfb61a9953 [unknown]",
   "\t         389c067 Builtins_InterpreterEntryTrampoline",
   "",
@@ -20,19 +20,24 @@ const SCRIPT = [
 describe("the native sampler's parts (bench --native)", () => {
   it("reads each sample's process and frames, leaf first", () => {
     const samples = parsePerfScript(SCRIPT);
-    expect(samples.map((s) => s.pid)).toEqual([25497, 25483]);
+    expect(samples.map((s) => s.pid)).toEqual([25497, 2548]);
     expect(samples[0]!.frames[0]).toBe("iowrite16");
     expect(samples[0]!.frames.at(-1)).toBe("workerd::Worker::Actor::Actor(workerd::Worker const&)");
     expect(samples[1]!.frames).toEqual(["[unknown]", "Builtins_InterpreterEntryTrampoline"]);
   });
 
-  it("gives a sample to the first part any of its frames names, in the parts' order", () => {
+  it("gives a sample to its context when it has one, else to the work nearest its leaf", () => {
     const [started, js] = parsePerfScript(SCRIPT);
-    // An object's start comes before its flush: the flush under it is the start's cost.
+    // An object's start is a context: the flush under it is the start's cost.
     expect(nativePart(started!.frames)).toMatch(/^object start/);
     expect(nativePart(started!.frames.slice(0, 4))).toBe("commit flush to disk (fsync)");
     expect(nativePart(started!.frames.slice(2, 4))).toBe("SQL run and commit (no flush)");
     expect(nativePart(js!.frames)).toBe("JavaScript (V8)");
+    // A send JavaScript asked for is I/O; the parse inside a prepare is its compile; a collection is not JavaScript.
+    expect(nativePart(["tcp_sendmsg", "__sys_sendto", "Builtins_CallFunction", "[unknown]"])).toBe("network and object-call I/O");
+    expect(nativePart(["yy_reduce", "sqlite3RunParser", "sqlite3Prepare", "workerd::SqliteDatabase::prepareSql", "v8::Function::Call"])).toBe("SQL compile (prepare)");
+    expect(nativePart(["v8::internal::Scavenger::ScavengeObject", "v8::internal::Heap::CollectGarbage", "Builtins_CEntry"])).toBe("garbage collection");
+    expect(nativePart(["workerd::server::AlarmScheduler::setAlarm", "sqlite3_step", "__x64_sys_fsync"])).toMatch(/^alarm store/);
     expect(nativePart(["kj::EventLoop::turn"])).toBe(NATIVE_REST);
   });
 
