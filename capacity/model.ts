@@ -249,7 +249,7 @@ export function needs(r: Rates, w: Workload, m: Measured, p: Prices, shape: Shap
 /**
  * The seconds a like or unlike holds objects unable to hibernate, billed as
  * duration (shared/object-windows.ts): its user's object always (an upper
- * bound: likes of one user within a window share it), its item's off the hot
+ * bound: likes of one object within a window share it), its item's off the hot
  * items only (a hot item is awake anyway, its windows shared by its many
  * likes).
  */

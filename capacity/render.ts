@@ -132,8 +132,8 @@ hibernate while the timers that let later likes share their commits run
 (\`shared/object-windows.ts\`): ${num(awake.user)} s at the user's object, and ${num(awake.item)} s at
 the item's for the ${int((1 - w.assumptions.hotShareOfLikes.value) * 100)} % of likes not on hot items (a hot item is
 awake anyway). Cloudflare bills an object's duration while it cannot
-hibernate, and a pending timer keeps it from hibernating; a user's likes
-within one window share it, so this line is an upper bound.`);
+hibernate, and a pending timer keeps it from hibernating; likes of one
+object within one window share it, so this line is an upper bound.`);
 
   out.push(`## Next to the customer's tiers
 

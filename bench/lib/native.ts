@@ -12,7 +12,7 @@
 // samples, times the server's CPU per request from its own counters
 // (lib/cpu.ts), give each part's milliseconds per request.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseStat } from "./cpu";
@@ -23,10 +23,18 @@ export type NativePart = { name: string; frames: RegExp };
 /** The proxy `wrangler dev` runs in front of the Worker: the workerd serving the server's own port. */
 export const PROXY = "wrangler dev's proxy (every request, every side)";
 
-/** Contexts: a sample with any of these frames on its stack belongs to the first that matches. */
+/**
+ * Contexts: a sample with any of these frames on its stack belongs to the
+ * first that matches. A collection is one too: its own frames are many and
+ * mostly unnamed here, and every one of them is the collector's work.
+ */
 export const NATIVE_CONTEXTS: readonly NativePart[] = [
   { name: "object start (an evicted or new object's database opened)", frames: /^workerd::Worker::Actor::Actor\b/ },
   { name: "alarm store (setAlarm and deleteAlarm, a database of its own locally)", frames: /^workerd::(server::)?AlarmScheduler::/ },
+  {
+    name: "garbage collection",
+    frames: /^(v8::internal::(Heap::|ScavengerCollector|Scavenger::|MarkCompactCollector|MinorMarkSweepCollector|ConcurrentMarking|IncrementalMarking|Sweeper|MarkingBarrier)|cppgc::internal::(Marker|Sweeper))/,
+  },
 ];
 
 const SQL_RUN = "SQL run and commit (no flush)";
@@ -38,9 +46,8 @@ export const NATIVE_WORK: readonly NativePart[] = [
   { name: "commit flush to disk (fsync)", frames: /^(__\w+_sys_fsync|__\w+_sys_fdatasync|do_fsync)$/ },
   { name: SQL_COMPILE, frames: PREPARE },
   { name: SQL_RUN, frames: /^(sqlite3|workerd::SqliteDatabase::)/ },
-  { name: "garbage collection", frames: /^(v8::internal::(Heap::|Scavenger|MarkCompact|MinorMarkSweep|ConcurrentMarking|IncrementalMarking)|cppgc::internal::(Marker|Sweeper))/ },
   { name: "network and object-call I/O", frames: /^(tcp_|sock_|__sys_|ip_|unix_stream|capnp::|kj::(AsyncIoStream|HttpService|HttpClient|_::.*Http))/ },
-  { name: "JavaScript (V8)", frames: /^(Builtins_|v8::|\[unknown\]$)/ },
+  { name: "JavaScript (V8)", frames: /^(Builtins_|v8::)/ },
 ];
 export const NATIVE_REST = "the runtime's other native work";
 
@@ -73,6 +80,8 @@ export function parsePerfScript(text: string): { pid: number; frames: string[] }
 export function nativePart(frames: readonly string[]): string {
   for (const context of NATIVE_CONTEXTS) if (frames.some((frame) => context.frames.test(frame))) return context.name;
   for (const frame of frames) {
+    // An unnamed frame says nothing of the work: JIT code is named by the builtins that entered it.
+    if (frame === "[unknown]") continue;
     const part = NATIVE_WORK.find((p) => p.frames.test(frame));
     if (!part) continue;
     // A statement's parse runs inside sqlite3Prepare, further from the leaf than the parser's own frames.
@@ -99,8 +108,19 @@ function workerdProcesses(group: number, port: number): { pid: number; proxy: bo
   return found;
 }
 
-/** Why `perf` cannot sample here, or null when it can (it records a trivial command to find out). */
+/**
+ * Why `perf` cannot sample here, or null when it can: it records a trivial
+ * command, and it must see the kernel's side too (the flushes and the I/O
+ * are there), which an unprivileged user gets only at perf_event_paranoid
+ * 1 or less and with kernel addresses shown.
+ */
 export function perfMissing(): string | null {
+  if (process.getuid?.() !== 0) {
+    const setting = (name: string) => Number(readFileSync(`/proc/sys/kernel/${name}`, "utf8").trim());
+    if (setting("perf_event_paranoid") > 1 || setting("kptr_restrict") > 0) {
+      return "--native: perf would see no kernel frames here (perf_event_paranoid above 1, or kptr_restrict set): run as root, or lower them";
+    }
+  }
   const dir = mkdtempSync(join(tmpdir(), "plaudit-native-probe-"));
   try {
     const probe = spawnSync("perf", ["record", "-q", "-e", "cpu-clock", "-o", join(dir, "probe.data"), "--", "true"], { encoding: "utf8" });
@@ -115,7 +135,7 @@ export function perfMissing(): string | null {
 /** Samples a second; `cpu-clock` so each sample stands for the same CPU time whatever the processor exposes. */
 const SAMPLE_HZ = 499;
 
-/** How long a sampler waits for perf to write its file's header (it has attached) before the phase starts. */
+/** How long a sampler waits for perf to attach before the phase starts anyway. */
 const ATTACH_WAIT_MS = 5_000;
 
 /** One phase's sampling of a server; `stop` ends it and counts its samples by part (the proxy's apart). */
@@ -144,7 +164,20 @@ export class NativeSampler {
     return join(this.#dir, "perf.data");
   }
 
-  /** Starts sampling a server's workerd processes, once perf has attached to them. */
+  /** Bytes perf has written so far (0 before it opened its file). */
+  #written(): number {
+    try {
+      return statSync(this.#data).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  /**
+   * Starts sampling a server's workerd processes. perf creates its file
+   * empty, opens its events on the processes, then writes the file's
+   * header: a header says it is sampling.
+   */
   static async start(group: number, port: number): Promise<NativeSampler> {
     const processes = workerdProcesses(group, port);
     if (processes.length === 0) throw new Error(`--native: no workerd process in process group ${group}`);
@@ -152,7 +185,12 @@ export class NativeSampler {
     if (proxies !== 1) console.error(`--native: ${proxies} workerd processes serve port ${port}; the proxy's samples are not told apart`);
     const sampler = new NativeSampler(processes);
     const deadline = Date.now() + ATTACH_WAIT_MS;
-    while (!existsSync(sampler.#data) && Date.now() < deadline && sampler.#perf.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    while (sampler.#written() === 0 && Date.now() < deadline && sampler.#perf.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    if (sampler.#perf.exitCode !== null) {
+      const why = `--native: perf record ended before the phase (exit ${sampler.#perf.exitCode}): ${sampler.#stderr.trim()}`;
+      await sampler.stop().catch(() => undefined);
+      throw new Error(why);
+    }
     return sampler;
   }
 
@@ -160,8 +198,8 @@ export class NativeSampler {
     try {
       this.#perf.kill("SIGINT");
       const { code, error } = await this.#exited;
-      // perf record ends with 0 when interrupted, as asked; anything else means it recorded nothing usable.
-      if (error || (code !== 0 && code !== null)) throw new Error(`--native: perf record failed (${error?.message ?? `exit ${code}`}): ${this.#stderr.trim()}`);
+      // Interrupted, as asked, perf record ends by the signal or with 0 or 130 (128 + SIGINT); anything else means it recorded nothing usable.
+      if (error || (code !== 0 && code !== null && code !== 130)) throw new Error(`--native: perf record failed (${error?.message ?? `exit ${code}`}): ${this.#stderr.trim()}`);
       const script = spawnSync("perf", ["script", "-i", this.#data, "-F", "pid,ip,sym"], { encoding: "utf8", maxBuffer: 1 << 30 });
       if (script.error || script.status !== 0) throw new Error(`--native: perf script failed (${script.error?.message ?? `exit ${script.status}`}): ${script.stderr?.trim()}`);
       const counts: NativeCounts = new Map();

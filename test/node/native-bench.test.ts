@@ -37,7 +37,14 @@ describe("the native sampler's parts (bench --native)", () => {
     expect(nativePart(["tcp_sendmsg", "__sys_sendto", "Builtins_CallFunction", "[unknown]"])).toBe("network and object-call I/O");
     expect(nativePart(["yy_reduce", "sqlite3RunParser", "sqlite3Prepare", "workerd::SqliteDatabase::prepareSql", "v8::Function::Call"])).toBe("SQL compile (prepare)");
     expect(nativePart(["v8::internal::Scavenger::ScavengeObject", "v8::internal::Heap::CollectGarbage", "Builtins_CEntry"])).toBe("garbage collection");
-    expect(nativePart(["workerd::server::AlarmScheduler::setAlarm", "sqlite3_step", "__x64_sys_fsync"])).toMatch(/^alarm store/);
+    expect(nativePart(["v8::internal::MainMarkingVisitor::VisitPointers", "v8::internal::MarkCompactCollector::MarkLiveObjects", "v8::internal::Heap::CollectGarbage"])).toBe(
+      "garbage collection",
+    );
+    expect(nativePart(["__x64_sys_fsync", "sqlite3_step", "workerd::server::AlarmScheduler::setAlarm"])).toMatch(/^alarm store/);
+    // An unnamed leaf (a kernel frame whose address is hidden, JIT code) says nothing: the named frames above it decide.
+    expect(nativePart(["[unknown]", "[unknown]", "sqlite3_step"])).toBe("SQL run and commit (no flush)");
+    expect(nativePart(["[unknown]", "Builtins_JSEntry"])).toBe("JavaScript (V8)");
+    expect(nativePart(["[unknown]"])).toBe(NATIVE_REST);
     expect(nativePart(["kj::EventLoop::turn"])).toBe(NATIVE_REST);
   });
 
