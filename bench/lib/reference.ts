@@ -196,14 +196,20 @@ function medianRatio(ratios: readonly Omit<Ratio, "name">[]): Omit<Ratio, "name"
   };
 }
 
+/** The median CPU per request over one Worker's phases that measured it; null when none did. */
+function medianCpu(runs: readonly PhaseRun[]): number | null {
+  const cpus = runs.flatMap((run) => (typeof run.cpuMsPerRequest === "number" ? [run.cpuMsPerRequest] : []));
+  return cpus.length > 0 ? round2(median(cpus)) : null;
+}
+
 /** Each column's own median over one Worker's phases, as the tables print them (CPU blank when no phase measured it). */
 function medianColumns(runs: readonly PhaseRun[]): { opsPerSecond: string; p50: string; p99: string; cpu: string } {
-  const cpus = runs.flatMap((run) => (typeof run.cpuMsPerRequest === "number" ? [run.cpuMsPerRequest] : []));
+  const cpu = medianCpu(runs);
   return {
     opsPerSecond: String(round2(median(runs.map((run) => run.opsPerSecond)))),
     p50: String(round2(median(runs.map((run) => run.p50)))),
     p99: String(round2(median(runs.map((run) => run.p99)))),
-    cpu: cpus.length > 0 ? String(round2(median(cpus))) : "",
+    cpu: cpu === null ? "" : String(cpu),
   };
 }
 
@@ -286,14 +292,14 @@ export function nativeRows(comparison: ReferenceComparison): string[][] {
   if (!native) return [];
   const names = [...native.keys()].filter((name) => name !== PLAUDIT).concat(native.has(PLAUDIT) ? [PLAUDIT] : []);
   const split = names.map((name) => {
-    const cpu = medianColumns(runsOf(comparison.runs, name)).cpu;
-    return { cpu, parts: nativeMsPerRequest(native.get(name)!, cpu === "" ? null : Number(cpu)) };
+    const cpu = medianCpu(runsOf(comparison.runs, name));
+    return { cpu, parts: nativeMsPerRequest(native.get(name)!, cpu) };
   });
   const cell = (ms: number | undefined) => (ms === undefined ? "" : ms.toFixed(2));
   return [
     ["part (CPU ms per request)", ...names.map(workerLabel)],
     ...NATIVE_ROWS.map((part) => [part, ...split.map(({ parts }) => cell(parts?.get(part)))]),
-    ["all", ...split.map(({ cpu }) => cpu)],
+    ["all", ...split.map(({ cpu }) => (cpu === null ? "" : String(cpu)))],
   ];
 }
 

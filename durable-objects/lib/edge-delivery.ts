@@ -77,8 +77,7 @@ export class EdgeDelivery {
    */
   deliverAfterAnswer(item: string, counter: ToggleCounter): void {
     const key = keyOf({ item, counter });
-    metrics.count("outbox_enqueued_total", { object: "user_likes" });
-    this.#unsentMore(key, 1);
+    this.#enqueue([key]);
     if (this.#soon.has(key)) return;
     this.#soon.add(key);
     setTimeout(() => {
@@ -113,9 +112,13 @@ export class EdgeDelivery {
 
   /** Changes whose commit held: counted as enqueued, and carried by the edge's next send. */
   enqueued(edges: readonly EdgeRef[]): void {
-    if (edges.length === 0) return;
-    metrics.count("outbox_enqueued_total", { object: "user_likes" }, edges.length);
-    for (const edge of edges) this.#unsentMore(keyOf(edge), 1);
+    this.#enqueue(edges.map(keyOf));
+  }
+
+  #enqueue(keys: readonly string[]): void {
+    if (keys.length === 0) return;
+    metrics.count("outbox_enqueued_total", { object: "user_likes" }, keys.length);
+    for (const key of keys) this.#unsentMore(key, 1);
   }
 
   #unsentMore(key: string, changes: number): void {

@@ -24,9 +24,12 @@ const snapshot = (seq: number, likes: number, views = 0) => ({ seq, counts: { ..
 describe("daily history in D1", () => {
   it("keeps the newest snapshot of the day, and redelivered or stale snapshots change nothing", async () => {
     const item = key();
+    // Written on the day of the delivery: the day before it, or after it should midnight (UTC) fall between.
+    const before = utcDay(Date.now());
     await deliver([headEmission(item, { seq: 3, counts: { likes: 3 } }), headEmission(item, { seq: 5, counts: { likes: 5, views: 2 } })]);
     const rows = await historyRows(item);
-    expect(rows).toMatchObject([{ day: utcDay(Date.now()), likes: 5, views: 2, saves: 0, shares: 0, seq: 5 }]);
+    expect(rows).toMatchObject([{ likes: 5, views: 2, saves: 0, shares: 0, seq: 5 }]);
+    expect([before, utcDay(Date.now())]).toContain(rows[0]!.day);
 
     const result = await deliver([headEmission(item, { seq: 5, counts: { likes: 5, views: 2 } }), headEmission(item, { seq: 4, counts: { likes: 4 } })]);
     expect(result.retried).toEqual([]);
@@ -89,24 +92,28 @@ describe("history after a load and a drain", () => {
 describe("GET /v1/history", () => {
   it("answers today's likes after the pipeline has written them", async () => {
     const id = freshId();
+    const firstDay = utcDay(Date.now());
     const users = await Promise.all([newUser(), newUser(), newUser()]);
     for (const user of users) expect((await like(user.token, id)).status).toBe(200);
     const counts = await settled(`post:${id}`);
     expect(counts.likes).toBe(3);
+    // The day the likes were written, and the day of the answer: one day unless midnight (UTC) fell between.
+    const [row] = await historyRows(`post:${id}`);
+    const asked = utcDay(Date.now());
+    expect([firstDay, asked]).toContain(row?.day);
     const res = await call("GET", `/v1/history?item_id=${id}&item_type=post&days=7`);
     expect(res.status).toBe(200);
     const body = await json(res);
     expect(body.item_id).toBe(id);
     expect(body.days).toHaveLength(7);
-    expect(body.days.at(-1)).toEqual({
-      date: utcDay(Date.now()),
-      likes: 3,
-      saves: 0,
-      views: 0,
-      shares: 0,
-      totals: { likes: 3, saves: 0, views: 0, shares: 0 },
-    });
-    expect(body.days.slice(0, 6).every((d: { likes: number; totals: { likes: number } }) => d.likes === 0 && d.totals.likes === 0)).toBe(true);
+    type Day = { date: string; likes: number; totals: { likes: number } };
+    const days: Day[] = body.days;
+    expect([asked, utcDay(Date.now())]).toContain(days.at(-1)!.date);
+    const written = days.findIndex((d) => d.date === row!.day);
+    expect(written).toBeGreaterThanOrEqual(days.length - 2);
+    expect(days[written]).toEqual({ date: row!.day, likes: 3, saves: 0, views: 0, shares: 0, totals: { likes: 3, saves: 0, views: 0, shares: 0 } });
+    expect(days.slice(0, written).every((d) => d.likes === 0 && d.totals.likes === 0)).toBe(true);
+    expect(days.slice(written + 1).every((d) => d.likes === 0 && d.totals.likes === 3)).toBe(true);
   });
 
   it("answers 30 days of zeros for an item nobody touched", async () => {
