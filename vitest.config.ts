@@ -168,6 +168,7 @@ const TYPECHECK = "test/node/typecheck.test.ts";
 
 /** The node files that start a whole local server. */
 const SERVERS = [
+  "test/node/converging-reference.test.ts",
   "test/node/crash.test.ts",
   "test/node/crash-delivery.test.ts",
   "test/node/dashboard.browser.test.ts",

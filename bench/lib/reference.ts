@@ -265,7 +265,8 @@ const YARDSTICK = "like";
  * order the scenario lists them, plaudit last: each column's median over
  * the rounds, and the median of each round's ratio to the like. With the
  * `contract` reference, its row is the floor the contract sets (what any
- * implementation pays before a like's answer) and plaudit's row is where
+ * implementation pays before a like's answer), with `converging` that floor
+ * with the work after the answer beside it, and plaudit's row is where
  * plaudit stands; empty when the like reference did not run.
  */
 export function yardstickRows(comparison: ReferenceComparison): string[][] {

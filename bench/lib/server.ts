@@ -180,15 +180,16 @@ const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const quietWrangler = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
 /**
- * Starts one of the reference Workers of bench/reference/ (`noop`, `like` or
- * `feed`) with `wrangler dev` on a spare port and a fresh state folder, its
- * D1 migrated like plaudit's.
+ * Starts one of the reference Workers of bench/reference/ (`noop`, `feed`,
+ * `like`, `contract` or `converging`) with `wrangler dev` on a spare port and
+ * a fresh state folder, its D1 (when it has one) migrated like plaudit's.
  */
 export async function startReference(name: string, secret: string): Promise<LocalServer> {
   const stateDir = freshStateDir(`plaudit-reference-${name}-`);
   const config = join(root, "bench", "reference", `${name}.toml`);
   const persist = join(stateDir, "wrangler");
-  if (name === "feed") {
+  // A reference with a D1 database (feed, converging) gets plaudit's migrations.
+  if (readFileSync(config, "utf8").includes("[[d1_databases]]")) {
     const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "-c", config], {
       cwd: root,
       env: { ...process.env, ...quietWrangler, CI: "true" },

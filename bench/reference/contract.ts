@@ -27,7 +27,7 @@ import { decide, type Limit } from "../../shared/rate-limiter";
 import { TtlCache } from "../../workers/lib/ttl-cache";
 import { answer, bearerUser } from "./auth";
 
-type ContractEnv = { AUTH_SECRET: string; RATE_LIMIT_PER_MINUTE: string; RATE_LIMIT_PER_DAY: string; USERS: DurableObjectNamespace<ContractUser> };
+export type ContractEnv = { AUTH_SECRET: string; RATE_LIMIT_PER_MINUTE: string; RATE_LIMIT_PER_DAY: string; USERS: DurableObjectNamespace<ContractUser> };
 
 /** The redelivery sweep's delay, as plaudit's user object sets it. */
 const SWEEP_MS = 10_000;
@@ -50,14 +50,14 @@ type ItemMemory = { count: number; hidden: boolean; private: boolean };
 const armed = new Set<string>();
 let lastAlarmAt = 0;
 
-export class ContractUser extends DurableObject<ContractEnv> {
+export class ContractUser<E extends ContractEnv = ContractEnv> extends DurableObject<E> {
   #tats = new Map<string, number>();
   /** The stored outbox, kept parsed: only this object writes it. */
   #outbox = new Set<string>();
   #alarmAt: number | null = null;
   readonly #limits: Limit[];
 
-  constructor(ctx: DurableObjectState, env: ContractEnv) {
+  constructor(ctx: DurableObjectState, env: E) {
     super(ctx, env);
     const sql = ctx.storage.sql;
     sql.exec(`CREATE TABLE IF NOT EXISTS edges (item TEXT PRIMARY KEY, state INTEGER NOT NULL, at INTEGER NOT NULL, acted_at INTEGER NOT NULL) WITHOUT ROWID;
@@ -105,6 +105,7 @@ export class ContractUser extends DurableObject<ContractEnv> {
     });
     // Only once the commit held: a rolled-back one leaves the parsed list as storage has it.
     this.#outbox.add(item);
+    this.committed(item, on, askedAt);
     if (this.#alarmAt === null) {
       this.#alarmAt = now + SWEEP_MS;
       armed.add(this.ctx.id.toString());
@@ -112,6 +113,14 @@ export class ContractUser extends DurableObject<ContractEnv> {
       void this.ctx.storage.setAlarm(this.#alarmAt);
     }
     return { kind: "changed" };
+  }
+
+  /** A change the commit above holds (bench/reference/converging.ts delivers it); the contract delivers nothing. */
+  protected committed(_item: string, _on: boolean, _at: number): void {}
+
+  /** The items the stored outbox holds. */
+  protected outboxItems(): string[] {
+    return [...this.#outbox];
   }
 
   override alarm(): void {
@@ -129,7 +138,7 @@ function outcome(on: boolean, changed: boolean): string {
   return changed ? "unliked" : "not_liked";
 }
 
-export default {
+export const contractWorker = {
   async fetch(request: Request, env: ContractEnv): Promise<Response> {
     const path = new URL(request.url).pathname;
     if (path === "/healthz") return answer({ ok: true, busy: armed.size, busy_until: lastAlarmAt });
@@ -153,3 +162,5 @@ export default {
     return answer({ status: outcome(on, changed), count, count_formatted: count === null ? null : formatCount(count), user_liked: on });
   },
 };
+
+export default contractWorker;

@@ -1,0 +1,118 @@
+// The converging reference: the contract's like (bench/reference/contract.ts,
+// the same answer after the same one commit) plus what the invariants and
+// the API ask of a like after its answer, each done as simply as it can be,
+// so that its distance from the contract is what the local runtime charges
+// for that work on the thread the next likes' answers share:
+// - I2: the item's count in the item's own object and in the regional store
+//   (D1's `item_counts`, which feeds read) converges on the users' edges;
+// - "readers see the change within about a second" (docs/api.md): the user's
+//   object delivers a change USER_DELIVERY_DELAY_MS after its commit, as
+//   plaudit's does; the item applies it in one commit of its own (a version
+//   per edge, so a repeat changes nothing) and writes its absolute count to
+//   D1 (one write in flight per item, the newest count after it, guarded by
+//   the item's sequence), and acknowledges once D1 has it;
+// - I3: what is not acknowledged stays in the user's outbox, and the
+//   contract's sweep alarm, 10 s after a first change, delivers it again
+//   before it empties the outbox (a repeat writes the item's count again).
+// No queue, no emission, no history, no metrics, no hot-item splits.
+import { DurableObject } from "cloudflare:workers";
+import { USER_DELIVERY_DELAY_MS } from "../../shared/own-writes";
+import { ContractUser, contractWorker, type ContractEnv } from "./contract";
+
+type ConvergingEnv = ContractEnv & { ITEMS: DurableObjectNamespace<ConvergingItem>; DB: D1Database };
+
+/** An edge's version at its item: the time the user asked for its current state (one request per user in flight). */
+type Change = { user: string; on: boolean; at: number };
+
+export class ConvergingUser extends ContractUser<ConvergingEnv> {
+  /** What the item side acknowledged, per item: the version of the edge it holds. Memory only: the alarm's redelivery covers a new instance. */
+  readonly #acknowledged = new Map<string, number>();
+
+  protected override committed(item: string, on: boolean, at: number): void {
+    setTimeout(() => void this.#deliver(item, { user: this.ctx.id.toString(), on, at }).catch(() => undefined), USER_DELIVERY_DELAY_MS);
+  }
+
+  async #deliver(item: string, change: Change): Promise<void> {
+    await this.env.ITEMS.get(this.env.ITEMS.idFromName(item)).apply(item, change);
+    this.#acknowledged.set(item, Math.max(this.#acknowledged.get(item) ?? 0, change.at));
+  }
+
+  /** Delivers what the item side has not acknowledged, then empties the outbox; a failed delivery leaves it for the runtime's alarm retry. */
+  override async alarm(): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    const user = this.ctx.id.toString();
+    const undelivered = this.outboxItems().flatMap((item) => {
+      const edge = sql.exec<{ state: number; at: number }>("SELECT state, at FROM edges WHERE item = ?", item).one();
+      return (this.#acknowledged.get(item) ?? 0) >= edge.at ? [] : [{ item, change: { user, on: edge.state === 1, at: edge.at } }];
+    });
+    await Promise.all(undelivered.map(({ item, change }) => this.#deliver(item, change)));
+    this.#acknowledged.clear();
+    super.alarm();
+  }
+}
+
+export class ConvergingItem extends DurableObject<ConvergingEnv> {
+  #count: number;
+  #seq: number;
+  /** The D1 write in flight, and whether a newer count waits for it. */
+  #writing: Promise<void> | null = null;
+  #stale = false;
+
+  constructor(ctx: DurableObjectState, env: ConvergingEnv) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    sql.exec(`CREATE TABLE IF NOT EXISTS edges (user TEXT PRIMARY KEY, state INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 0), count INTEGER NOT NULL, seq INTEGER NOT NULL);
+      INSERT OR IGNORE INTO state (id, count, seq) VALUES (0, 0, 0);`);
+    const row = sql.exec<{ count: number; seq: number }>("SELECT count, seq FROM state").one();
+    this.#count = row.count;
+    this.#seq = row.seq;
+  }
+
+  /** One commit when the change is newer than the edge's; then the count in D1, newest last, before the acknowledgement. */
+  async apply(item: string, change: Change): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    const edge = sql.exec<{ state: number; at: number }>("SELECT state, at FROM edges WHERE user = ?", change.user).toArray()[0];
+    if ((edge?.at ?? 0) < change.at) {
+      const delta = (change.on ? 1 : 0) - (edge?.state ?? 0);
+      this.ctx.storage.transactionSync(() => {
+        sql.exec(
+          "INSERT INTO edges (user, state, at) VALUES (?1, ?2, ?3) ON CONFLICT (user) DO UPDATE SET state = excluded.state, at = excluded.at",
+          change.user,
+          change.on ? 1 : 0,
+          change.at,
+        );
+        sql.exec("UPDATE state SET count = ?, seq = ?", this.#count + delta, this.#seq + 1);
+      });
+      this.#count += delta;
+      this.#seq += 1;
+    }
+    await this.#written(item);
+  }
+
+  /** Resolves once D1 holds this item's count as of now: a write begun earlier does not, so the newest count follows it. */
+  async #written(item: string): Promise<void> {
+    this.#stale = true;
+    while (this.#stale) {
+      if (this.#writing) {
+        await this.#writing;
+        continue;
+      }
+      this.#stale = false;
+      this.#writing = this.#writeCount(item).finally(() => (this.#writing = null));
+      await this.#writing;
+    }
+  }
+
+  async #writeCount(item: string): Promise<void> {
+    const colon = item.indexOf(":");
+    await this.env.DB.prepare(
+      `INSERT INTO item_counts (item_type, item_id, likes, views, shares, saves, seq, updated_at) VALUES (?1, ?2, ?3, 0, 0, 0, ?4, ?5)
+       ON CONFLICT (item_type, item_id) DO UPDATE SET likes = excluded.likes, seq = excluded.seq, updated_at = excluded.updated_at WHERE excluded.seq > item_counts.seq`,
+    )
+      .bind(item.slice(0, colon), item.slice(colon + 1), this.#count, this.#seq, Date.now())
+      .run();
+  }
+}
+
+export default contractWorker;
