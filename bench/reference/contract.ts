@@ -94,18 +94,22 @@ export class ContractUser<E extends ContractEnv = ContractEnv> extends DurableOb
       );
       return { kind: "unchanged" };
     }
-    this.ctx.storage.transactionSync(() => {
-      sql.exec(
-        "INSERT INTO edges (item, state, at, acted_at) VALUES (?1, ?2, ?3, ?3) ON CONFLICT (item) DO UPDATE SET state = excluded.state, at = excluded.at, acted_at = max(acted_at, excluded.acted_at)",
-        item,
-        want,
-        askedAt,
-      );
+    // The edge's time never goes back (a late request's is older), so it versions the edge for the item side.
+    const { at } = this.ctx.storage.transactionSync(() => {
+      const edge = sql
+        .exec<{ at: number }>(
+          "INSERT INTO edges (item, state, at, acted_at) VALUES (?1, ?2, ?3, ?3) ON CONFLICT (item) DO UPDATE SET state = excluded.state, at = max(edges.at + 1, excluded.at), acted_at = max(acted_at, excluded.acted_at) RETURNING at",
+          item,
+          want,
+          askedAt,
+        )
+        .one();
       sql.exec("UPDATE state SET tats = ?, outbox = ?", JSON.stringify(Object.fromEntries(this.#tats)), JSON.stringify([...new Set(this.#outbox).add(item)]));
+      return edge;
     });
     // Only once the commit held: a rolled-back one leaves the parsed list as storage has it.
     this.#outbox.add(item);
-    this.committed(item, on, askedAt);
+    this.committed(item, on, at);
     if (this.#alarmAt === null) {
       this.#alarmAt = now + SWEEP_MS;
       armed.add(this.ctx.id.toString());
@@ -115,7 +119,7 @@ export class ContractUser<E extends ContractEnv = ContractEnv> extends DurableOb
     return { kind: "changed" };
   }
 
-  /** A change the commit above holds (bench/reference/converging.ts delivers it); the contract delivers nothing. */
+  /** A change the commit above holds, with the edge's version (bench/reference/converging.ts delivers it); the contract delivers nothing. */
   protected committed(_item: string, _on: boolean, _at: number): void {}
 
   /** The items the stored outbox holds. */

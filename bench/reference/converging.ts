@@ -13,7 +13,8 @@
 //   the item's sequence), and acknowledges once D1 has it;
 // - I3: what is not acknowledged stays in the user's outbox, and the
 //   contract's sweep alarm, 10 s after a first change, delivers it again
-//   before it empties the outbox (a repeat writes the item's count again).
+//   until every edge in the outbox is acknowledged at its version, then
+//   empties the outbox (a repeat sends the item's count to D1 again).
 // No queue, no emission, no history, no metrics, no hot-item splits.
 import { DurableObject } from "cloudflare:workers";
 import { USER_DELIVERY_DELAY_MS } from "../../shared/own-writes";
@@ -21,7 +22,7 @@ import { ContractUser, contractWorker, type ContractEnv } from "./contract";
 
 type ConvergingEnv = ContractEnv & { ITEMS: DurableObjectNamespace<ConvergingItem>; DB: D1Database };
 
-/** An edge's version at its item: the time the user asked for its current state (one request per user in flight). */
+/** An edge's change, versioned by the edge's time at the user's object, which never goes back (bench/reference/contract.ts). */
 type Change = { user: string; on: boolean; at: number };
 
 export class ConvergingUser extends ContractUser<ConvergingEnv> {
@@ -37,26 +38,36 @@ export class ConvergingUser extends ContractUser<ConvergingEnv> {
     this.#acknowledged.set(item, Math.max(this.#acknowledged.get(item) ?? 0, change.at));
   }
 
-  /** Delivers what the item side has not acknowledged, then empties the outbox; a failed delivery leaves it for the runtime's alarm retry. */
+  /**
+   * Delivers what the item side has not acknowledged, again while a like
+   * that came in meanwhile adds to it, and empties the outbox in the turn
+   * that found every edge in it acknowledged; a failed delivery leaves it
+   * all for the runtime's alarm retry.
+   */
   override async alarm(): Promise<void> {
+    for (let undelivered = this.#undelivered(); undelivered.length > 0; undelivered = this.#undelivered()) {
+      await Promise.all(undelivered.map(({ item, change }) => this.#deliver(item, change)));
+    }
+    this.#acknowledged.clear();
+    super.alarm();
+  }
+
+  #undelivered(): { item: string; change: Change }[] {
     const sql = this.ctx.storage.sql;
     const user = this.ctx.id.toString();
-    const undelivered = this.outboxItems().flatMap((item) => {
+    return this.outboxItems().flatMap((item) => {
       const edge = sql.exec<{ state: number; at: number }>("SELECT state, at FROM edges WHERE item = ?", item).one();
       return (this.#acknowledged.get(item) ?? 0) >= edge.at ? [] : [{ item, change: { user, on: edge.state === 1, at: edge.at } }];
     });
-    await Promise.all(undelivered.map(({ item, change }) => this.#deliver(item, change)));
-    this.#acknowledged.clear();
-    super.alarm();
   }
 }
 
 export class ConvergingItem extends DurableObject<ConvergingEnv> {
   #count: number;
   #seq: number;
-  /** The D1 write in flight, and whether a newer count waits for it. */
+  /** The D1 write in flight, and the one promised after it to the changes committed meanwhile. */
   #writing: Promise<void> | null = null;
-  #stale = false;
+  #next: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: ConvergingEnv) {
     super(ctx, env);
@@ -90,18 +101,30 @@ export class ConvergingItem extends DurableObject<ConvergingEnv> {
     await this.#written(item);
   }
 
-  /** Resolves once D1 holds this item's count as of now: a write begun earlier does not, so the newest count follows it. */
-  async #written(item: string): Promise<void> {
-    this.#stale = true;
-    while (this.#stale) {
-      if (this.#writing) {
-        await this.#writing;
-        continue;
-      }
-      this.#stale = false;
-      this.#writing = this.#writeCount(item).finally(() => (this.#writing = null));
-      await this.#writing;
-    }
+  /**
+   * Resolves once a D1 write begun after this call holds the item's count
+   * (a write in flight began before it): at once when none is in flight,
+   * else the one write that follows it, shared by every change committed
+   * meanwhile. Rejects when that write fails, so the change is not acknowledged.
+   */
+  #written(item: string): Promise<void> {
+    if (this.#next) return this.#next;
+    if (!this.#writing) return this.#write(item);
+    this.#next = this.#writing
+      .catch(() => undefined)
+      .then(() => {
+        this.#next = null;
+        return this.#write(item);
+      });
+    return this.#next;
+  }
+
+  #write(item: string): Promise<void> {
+    const write = this.#writeCount(item).finally(() => {
+      if (this.#writing === write) this.#writing = null;
+    });
+    this.#writing = write;
+    return write;
   }
 
   async #writeCount(item: string): Promise<void> {

@@ -43,20 +43,20 @@ function storedLikes(): Record<string, number> {
 
 describe("the converging reference", () => {
   it("answers as the contract does and brings each item's count to D1", async () => {
-    const steps: [string, string, boolean, string][] = [
-      ["1", "10", true, "liked"],
-      ["2", "10", true, "liked"],
-      ["2", "10", true, "already_liked"],
-      ["3", "10", true, "liked"],
-      ["3", "10", false, "unliked"],
-      ["1", "11", true, "liked"],
-      ["1", "11", false, "unliked"],
-      ["4", "11", false, "not_liked"],
+    const steps: [string, string, boolean, string, number][] = [
+      ["1", "10", true, "liked", 1],
+      ["2", "10", true, "liked", 2],
+      ["2", "10", true, "already_liked", 2],
+      ["3", "10", true, "liked", 3],
+      ["3", "10", false, "unliked", 2],
+      ["1", "11", true, "liked", 1],
+      ["1", "11", false, "unliked", 0],
+      ["4", "11", false, "not_liked", 0],
     ];
-    for (const [user, item, on, status] of steps) {
+    for (const [user, item, on, status, count] of steps) {
       const answer = await toggle(user, item, on);
       expect(answer.status).toBe(200);
-      expect(answer.body.status).toBe(status);
+      expect(answer.body).toMatchObject({ status, count });
     }
     await expect.poll(storedLikes, { timeout: 20_000, interval: 500 }).toEqual({ "10": 2, "11": 0 });
   });
