@@ -1,6 +1,7 @@
-// The converging reference (bench/reference/converging.ts) is the floor
-// `npm run bench -- --reference` sets plaudit's likes against for the work
-// after an answer: it must itself do that work, or the floor is too low.
+// The converging reference (bench/reference/converging.ts) is the simplest
+// design `npm run bench -- --reference` sets plaudit's likes against for
+// the work after an answer: it must itself do that work, or the comparison
+// flatters it.
 // Its answers, and the count it converges on in the regional store, are
 // checked here against a model of the edges.
 import { execFileSync } from "node:child_process";
