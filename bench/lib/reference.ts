@@ -265,9 +265,10 @@ const YARDSTICK = "like";
  * order the scenario lists them, plaudit last: each column's median over
  * the rounds, and the median of each round's ratio to the like. With the
  * `contract` reference, its row is the floor the contract sets (what any
- * implementation pays before a like's answer), with `converging` that floor
- * with the work after the answer beside it, and plaudit's row is where
- * plaudit stands; empty when the like reference did not run.
+ * implementation pays before a like's answer), with `converging` the
+ * contract plus the work after the answer done as simply as it can be,
+ * and plaudit's row is where plaudit stands; empty when the like reference
+ * did not run.
  */
 export function yardstickRows(comparison: ReferenceComparison): string[][] {
   const bases = runsOf(comparison.runs, YARDSTICK);

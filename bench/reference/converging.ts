@@ -1,8 +1,9 @@
 // The converging reference: the contract's like (bench/reference/contract.ts,
 // the same answer after the same one commit) plus what the invariants and
-// the API ask of a like after its answer, each done as simply as it can be,
-// so that its distance from the contract is what the local runtime charges
-// for that work on the thread the next likes' answers share:
+// the API ask of a like after its answer, each done as simply as it can be
+// (the simplest converging design, not a proven minimum), so that its
+// distance from the contract is what that work costs, done so, on the thread
+// the next likes' answers share:
 // - I2: the item's count in the item's own object and in the regional store
 //   (D1's `item_counts`, which feeds read) converges on the users' edges;
 // - "readers see the change within about a second" (docs/api.md): the user's
@@ -10,7 +11,8 @@
 //   plaudit's does; the item applies it in one commit of its own (a version
 //   per edge, so a repeat changes nothing) and writes its absolute count to
 //   D1 (one write in flight per item, the newest count after it, guarded by
-//   the item's sequence), and acknowledges once D1 has it;
+//   the item's sequence), and acknowledges once a write begun after its
+//   commit has succeeded;
 // - I3: what is not acknowledged stays in the user's outbox, and the
 //   contract's sweep alarm, 10 s after a first change, delivers it again
 //   until every edge in the outbox is acknowledged at its version, then
