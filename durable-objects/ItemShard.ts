@@ -19,13 +19,12 @@ import { SqlSchema } from "./lib/sql-schema";
 import { StateRow } from "./lib/state-row";
 import { BASELINE, MIGRATIONS } from "./lib/item-shard-schema";
 import { scheduleFlush } from "../metrics/flush";
+import { ACK_PERSIST_MS } from "../shared/object-windows";
 
 /** A safety alarm after each burst of writes: it resends a report that a crash or a failure left unacknowledged. */
 const REPORT_SWEEP_MS = 5_000;
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 60_000;
-/** The head's acknowledgement, if no apply's commit stores it first, is committed on its own after this long. */
-const ACK_PERSIST_MS = 2_000;
 
 type State = { item: string | null; index: number; likes: number; saves: number; seq: number; writes: number; acked: number };
 /** One call's changes; adopted ones are the head's hand-over, neither new writes nor new emissions. */

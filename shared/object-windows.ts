@@ -18,10 +18,11 @@ export const DELIVERED_PERSIST_MS = 2_000;
 export const EMIT_INTERVAL_MS = 1_000;
 
 /**
- * Acknowledgements of an item's emissions not folded into one of its commits
- * within this long get a commit of their own: an idle object must not be
- * evicted with them in memory only, or it would wake up to send everything
- * again.
+ * Acknowledgements an item's objects got for what they sent (a head's
+ * emissions, a child's reports to its head) not folded into one of their
+ * commits within this long get a commit of their own: an idle object must
+ * not be evicted with them in memory only, or it would wake up to send
+ * everything again.
  */
 export const ACK_PERSIST_MS = 2_000;
 

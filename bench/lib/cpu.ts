@@ -24,15 +24,15 @@ export function parseStat(line: string): { comm: string; pgrp: number; ticks: nu
   return { comm: line.slice(open + 1, close), pgrp, ticks };
 }
 
-/** CPU ms used so far by the workerd processes of process group `group`; null where /proc is missing. */
-export function workerdCpuMs(group: number): number | null {
+/** The workerd processes of process group `group`, with their CPU ticks so far; null where /proc is missing. */
+export function workerdProcesses(group: number): { pid: number; ticks: number }[] | null {
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
   } catch {
     return null;
   }
-  let ticks = 0;
+  const found: { pid: number; ticks: number }[] = [];
   for (const pid of pids) {
     let stat: ReturnType<typeof parseStat>;
     try {
@@ -40,7 +40,14 @@ export function workerdCpuMs(group: number): number | null {
     } catch {
       continue; // The process ended meanwhile.
     }
-    if (stat && stat.pgrp === group && stat.comm.startsWith("workerd")) ticks += stat.ticks;
+    if (stat && stat.pgrp === group && stat.comm.startsWith("workerd")) found.push({ pid: Number(pid), ticks: stat.ticks });
   }
-  return (ticks * 1000) / TICKS_PER_SECOND;
+  return found;
+}
+
+/** CPU ms used so far by the workerd processes of process group `group`; null where /proc is missing. */
+export function workerdCpuMs(group: number): number | null {
+  const processes = workerdProcesses(group);
+  if (processes === null) return null;
+  return (processes.reduce((ticks, p) => ticks + p.ticks, 0) * 1000) / TICKS_PER_SECOND;
 }

@@ -12,10 +12,10 @@
 // samples, times the server's CPU per request from its own counters
 // (lib/cpu.ts), give each part's milliseconds per request.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseStat } from "./cpu";
+import { workerdProcesses } from "./cpu";
 
 /** A part of a server's native CPU, and the frames that put a sample in it. */
 export type NativePart = { name: string; frames: RegExp };
@@ -92,20 +92,16 @@ export function nativePart(frames: readonly string[]): string {
 }
 
 /** The workerd processes of a process group (as lib/cpu.ts counts them), with the proxy (the one serving `port`) told apart. */
-function workerdProcesses(group: number, port: number): { pid: number; proxy: boolean }[] {
-  const found: { pid: number; proxy: boolean }[] = [];
-  for (const name of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+function serverProcesses(group: number, port: number): { pid: number; proxy: boolean }[] {
+  return (workerdProcesses(group) ?? []).flatMap(({ pid }) => {
     try {
-      const stat = parseStat(readFileSync(`/proc/${name}/stat`, "utf8"));
-      if (!stat || stat.pgrp !== group || !stat.comm.startsWith("workerd")) continue;
       // Arguments are NUL-separated: the proxy's entry socket is the server's own port.
-      const args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\u0000");
-      found.push({ pid: Number(name), proxy: args.includes(`--socket-addr=entry=127.0.0.1:${port}`) });
+      const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\u0000");
+      return [{ pid, proxy: args.includes(`--socket-addr=entry=127.0.0.1:${port}`) }];
     } catch {
-      continue; // The process ended meanwhile.
+      return []; // The process ended meanwhile.
     }
-  }
-  return found;
+  });
 }
 
 /**
@@ -179,7 +175,7 @@ export class NativeSampler {
    * header: a header says it is sampling.
    */
   static async start(group: number, port: number): Promise<NativeSampler> {
-    const processes = workerdProcesses(group, port);
+    const processes = serverProcesses(group, port);
     if (processes.length === 0) throw new Error(`--native: no workerd process in process group ${group}`);
     const proxies = processes.filter((p) => p.proxy).length;
     if (proxies !== 1) console.error(`--native: ${proxies} workerd processes serve port ${port}; the proxy's samples are not told apart`);
