@@ -169,7 +169,7 @@ async function run(
   const metricsBefore = await settledMetrics(http, service);
   const costsBefore = await readCosts(http, service);
   const startedAt = new Date().toISOString();
-  const { recorder, seconds, onClock, reference, prepared, criticalPath } = await clock(ctx, users, items, opts, service, references, serverPid, Number(new URL(url).port));
+  const { recorder, warmUps, seconds, onClock, reference, prepared, criticalPath } = await clock(ctx, users, items, opts, service, references, serverPid, Number(new URL(url).port));
   // Over every plaudit phase: the reference phases between them send plaudit nothing, and --feed-first's feeds are taken out.
   const feeds = recorder.summary(seconds).perOp[feedRead.name]?.count ?? 0;
   const costs = perRequest(plus(costsBefore, prepared), await readCosts(http, service), feeds);
@@ -184,7 +184,7 @@ async function run(
   const lagPhase = await timedPhase(ctx, users, scenario, { ...opts, seconds: LAG_PHASE_SECONDS });
   lagPhaseDone = true;
   const lag = await lagging;
-  for (const why of lagPhase.recorder.violations) recorder.violation(why);
+  for (const why of [...lagPhase.recorder.violations, ...warmUps.violations]) recorder.violation(why);
   ctx.recorder = recorder;
 
   console.error("waiting for counts to converge...");
@@ -200,9 +200,12 @@ async function run(
 
   const requests = summary.total.count + summary.total.errors + summary.total.rejected;
   const errorRate = requests === 0 ? 0 : summary.total.errors / requests;
+  const warm = warmUps.summary(1).total;
+  const warmRequests = warm.count + warm.errors + warm.rejected;
+  const warmUpErrorRate = warmRequests === 0 ? 0 : warm.errors / warmRequests;
   const passed =
     recorder.violationCount === 0 && convergence.converged && convergence.negatives.length === 0 &&
-    (outbox?.drained ?? true) && errorRate <= opts.maxErrorRate && summary.total.count > 0;
+    (outbox?.drained ?? true) && errorRate <= opts.maxErrorRate && warmUpErrorRate <= opts.maxErrorRate && summary.total.count > 0;
   const report: Report = {
     scenario: scenario.name,
     description: scenario.description,
@@ -217,6 +220,7 @@ async function run(
       violations: recorder.violations,
       errorRate,
       errorSamples: recorder.errorSamples,
+      ...(warmRequests > 0 ? { warmUp: { requests: warmRequests, errors: warm.errors, errorRate: warmUpErrorRate, errorSamples: warmUps.errorSamples } } : {}),
       converged: convergence.converged,
       convergenceMs: convergence.ms,
       mismatches: convergence.mismatches.slice(0, 50),
@@ -239,7 +243,8 @@ async function run(
   const span = reference ? ` (over all ${opts.rounds} of plaudit's timed phases)` : "";
   if (scenario.mix.some((m) => m.op.kind === "write")) {
     console.log(costsTable(writeCosts, idle, true));
-    if (reference) console.log(`  per-like costs over all ${opts.rounds} of plaudit's timed phases, the lag phase and the convergence`);
+    const warmed = opts.warmUp > 0 ? " and their warm-ups" : "";
+    if (reference) console.log(`  per-like costs over all ${opts.rounds} of plaudit's timed phases${warmed}, the lag phase and the convergence`);
   }
   if (hotItem) {
     console.log(
@@ -262,6 +267,7 @@ async function run(
   for (const v of recorder.violations.slice(0, 10)) console.log(`  wrong: ${v}`);
   for (const m of convergence.mismatches.slice(0, 10)) console.log(`  wrong count: item ${m.item} is ${m.got}, expected ${m.expected}`);
   for (const e of recorder.errorSamples.slice(0, 5)) console.log(`  error: ${e}`);
+  for (const e of warmUps.errorSamples.slice(0, 5)) console.log(`  error in a warm-up: ${e}`);
   if (summary.total.rejected > 0) console.log(`  ${summary.total.rejected} requests were rate limited (429): use --start, or raise RATE_LIMIT_PER_MINUTE / RATE_LIMIT_PER_DAY`);
   const files = writeReports(report, opts.out);
   console.log(`reports: ${files.json}\n         ${files.html}`);
@@ -304,6 +310,12 @@ async function clock(
   const critical = { phases: 0, likeRequests: 0, queries: 0, firstSights: 0 };
   let prepared = ZERO_COSTS as ReadCosts | null;
   const hotHead = async () => await hotItemShare(ctx.http, service, ctx.picker.hot);
+  // What a phase leaves for its settling to account for.
+  let before: Awaited<ReturnType<typeof hotHead>> = null;
+  let early: Awaited<ReturnType<typeof scrapeMetrics>> | null = null;
+  let firstSights = 0;
+  // The warm-ups' requests: off the clock, but checked as the timed phases' are.
+  const warmUps = new Recorder();
   // The head's own figures live in its memory and start again from 0 when it restarts (an eviction between rounds).
   const grown = (after: number, before: number) => (after >= before ? after - before : after);
   const plaudit: Contender = {
@@ -321,16 +333,31 @@ async function clock(
           },
         }
       : {}),
+    ...(opts.warmUp > 0
+      ? {
+          async warmUp() {
+            console.error(`plaudit: ${opts.warmUp} s of warm-up...`);
+            const { recorder: warm } = await timedPhase(ctx, users, opts.scenario, { ...opts, seconds: opts.warmUp });
+            warmUps.absorb(warm);
+          },
+        }
+      : {}),
     async phase() {
-      const before = await hotHead();
+      before = await hotHead();
       const timed = timedPhase(ctx, users, opts.scenario, opts);
       // The first second is left out: an isolate that starts knows no item yet.
       await sleep(Math.min(1_000, opts.seconds * 500));
       // Under a saturating load this read can fail like any request: that phase is then left out of the figure.
-      const early = await scrapeMetrics(ctx.http, service).catch(() => null);
+      early = await scrapeMetrics(ctx.http, service).catch(() => null);
       ctx.sights?.countFrom();
       const phase = await timed;
-      const firstSights = ctx.sights?.stop() ?? 0;
+      firstSights = ctx.sights?.stop() ?? 0;
+      recorder.absorb(phase.recorder);
+      seconds += phase.seconds;
+      return phase.recorder.summary(phase.seconds);
+    },
+    // The reads that account for a phase come after it, so that with a warm-up they are outside its CPU figure.
+    async settle() {
       const late = await settledMetrics(ctx.http, service);
       if (early) {
         critical.phases++;
@@ -345,11 +372,6 @@ async function clock(
         onClock.applies += applies;
         onClock.writes += applies + (after.writes - after.headApplies) - ((before?.writes ?? 0) - (before?.headApplies ?? 0));
       }
-      recorder.absorb(phase.recorder);
-      seconds += phase.seconds;
-      return phase.recorder.summary(phase.seconds);
-    },
-    async settle() {
       const { quiet, ms } = await awaitQuiet(ctx.http, service, opts.convergeSeconds * 1000);
       if (quiet) console.error(`plaudit quiet ${(ms / 1000).toFixed(1)} s after its phase`);
       else console.error(`plaudit still busy ${(ms / 1000).toFixed(1)} s after its phase: the next phase shares the machine with it`);
@@ -358,7 +380,9 @@ async function clock(
   let reference: ReferenceComparison | null = null;
   if (references.length === 0) {
     await plaudit.prepare?.();
+    await plaudit.warmUp?.();
     await plaudit.phase();
+    await plaudit.settle?.();
   } else {
     const others = referenceContenders(references, (http) => ({ ...ctx, http, sights: undefined }), users, opts.scenario, opts);
     try {
@@ -370,7 +394,7 @@ async function clock(
   // The checks after the clock record into the one recorder of plaudit's phases.
   ctx.recorder = recorder;
   const per100 = (n: number) => (critical.likeRequests === 0 ? 0 : Math.round((n / critical.likeRequests) * 10_000) / 100);
-  return { recorder, seconds, onClock, reference, prepared, criticalPath: { ...critical, per100: per100(critical.queries), floorPer100: per100(critical.firstSights) } };
+  return { recorder, warmUps, seconds, onClock, reference, prepared, criticalPath: { ...critical, per100: per100(critical.queries), floorPer100: per100(critical.firstSights) } };
 }
 
 /** Settles undecided edges with has_liked, then waits until every touched item's count is exact. */

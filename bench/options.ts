@@ -26,6 +26,11 @@ const USAGE = `usage: npm run bench -- [options]
   --feed-first           before each of plaudit's timed phases, off the clock and before its CPU reading,
                          show every item once in feeds of 50 (POST /v1/counts), as an app shows an item
                          before its users like it, so the phase's likes are of items the isolate has met
+  --warm-up N            before each timed phase of every side, N seconds of the same load off the clock
+                         (default 0), so the phase meets its server in a steady state: objects started or
+                         evicted as the load keeps them, the work earlier likes set off running beside it.
+                         The CPU figure then spans the timed phase alone, whose own tail is left out as the
+                         warm-up's tail came in; without it, it runs from a side's phase to the end of its tail
   --seed-likes N         likes made before a read scenario's clock starts (default 500)
   --url URL              a running plaudit (default http://127.0.0.1:8787)
   --secret S             its AUTH_SECRET (default: $AUTH_SECRET, else .dev.vars)
@@ -64,6 +69,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
       "duplicate-share": { type: "string", default: "0.05" },
       "seed-likes": { type: "string", default: "500" },
       "feed-first": { type: "boolean", default: false },
+      "warm-up": { type: "string", default: "0" },
       url: { type: "string", default: "http://127.0.0.1:8787" },
       secret: { type: "string" },
       start: { type: "boolean", default: false },
@@ -109,6 +115,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     duplicateShare: num("duplicate-share", 0, 1, false),
     seedLikes: num("seed-likes", 0, 1_000_000),
     feedFirst: values["feed-first"],
+    warmUp: num("warm-up", 0, 600),
     convergeSeconds: num("converge-seconds", 1, 3600),
     idleSeconds: num("idle-seconds", 0, 3600),
     maxErrorRate: num("max-error-rate", 0, 1, false),

@@ -21,20 +21,27 @@ export type Contender = {
   name: string;
   /** Work before a phase that is neither timed nor in its CPU figure (--feed-first). */
   prepare?(): Promise<void>;
+  /**
+   * With --warm-up: the same load off the clock, right before the timed
+   * phase, so the phase meets the server in a steady state and its CPU
+   * figure spans the phase alone.
+   */
+  warmUp?(): Promise<void>;
   /** One timed phase of the scenario against this side. */
   phase(): Promise<Summary>;
   /** Waits until the work this side's phase left running is done, so the next phase does not pay for it. */
   settle?(): Promise<void>;
   /** CPU ms its server has used so far (lib/cpu.ts), or null when it cannot be read. */
   cpuMs?(): number | null;
-  /** With --native: starts sampling its server's processes (lib/native.ts), from the phase's start to the end of its settling. */
+  /** With --native: starts sampling its server's processes (lib/native.ts) over the span of its CPU figure. */
   native?(): Promise<NativeSampler>;
 };
 
 /**
- * One timed phase's figures. `cpuMsPerRequest`: the server's CPU from the
- * phase's start to the end of its settling (the pipeline's tail included),
- * per answered request.
+ * One timed phase's figures. `cpuMsPerRequest`: the server's CPU per
+ * answered request, from the phase's start to the end of its settling (the
+ * pipeline's tail included) or, after a warm-up, to the phase's end (the
+ * warm-up's tail ran into it in the tail's stead).
  */
 export type PhaseRun = { round: number; name: string; opsPerSecond: number; p50: number; p99: number; errors: number; cpuMsPerRequest?: number | null };
 
@@ -95,7 +102,7 @@ export function referenceContenders(
   context: (http: HttpClient) => RunContext,
   users: readonly string[],
   scenario: Scenario,
-  phase: { seconds: number; connections: number; rate: number | null; native: boolean },
+  phase: { seconds: number; connections: number; rate: number | null; native: boolean; warmUp: number },
 ): { contenders: Contender[]; close(): void } {
   const clients = servers.map(({ server }) => new HttpClient(server.url, phase.connections));
   const contenders = servers.map(({ name }, i): Contender => {
@@ -104,6 +111,15 @@ export function referenceContenders(
       name,
       cpuMs: () => workerdCpuMs(servers[i]!.server.pid),
       ...(phase.native ? { native: () => NativeSampler.start(servers[i]!.server.pid, servers[i]!.server.port) } : {}),
+      ...(phase.warmUp > 0
+        ? {
+            async warmUp() {
+              console.error(`reference ${name}: ${phase.warmUp} s of warm-up...`);
+              const { recorder } = await timedPhase(ctx, users, scenario, { ...phase, seconds: phase.warmUp });
+              for (const sample of recorder.errorSamples.slice(0, 3)) console.error(`reference ${name}, warm-up: ${sample}`);
+            },
+          }
+        : {}),
       async phase() {
         const { recorder, seconds } = await timedPhase(ctx, users, scenario, phase);
         // Not checked, but an error answer is worth seeing: the table only counts it.
@@ -143,6 +159,13 @@ async function referenceSettled(http: HttpClient, name: string): Promise<void> {
   }
 }
 
+/** A side's native counts so far, made empty on first use. */
+function nativeCounts(native: Map<string, NativeCounts>, name: string): NativeCounts {
+  const counts = native.get(name) ?? new Map<string, number>();
+  native.set(name, counts);
+  return counts;
+}
+
 /** `rounds` rounds of one timed phase per side, plaudit first in odd rounds and last in even ones. */
 export async function runRounds(plaudit: Contender, references: readonly Contender[], rounds: number): Promise<ReferenceComparison> {
   const runs: PhaseRun[] = [];
@@ -151,22 +174,32 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
     for (const side of roundOrder(round, [plaudit, ...references])) {
       console.error(`round ${round}/${rounds}: ${workerLabel(side.name)}...`);
       await side.prepare?.();
-      const sampler = await side.native?.();
+      await side.warmUp?.();
+      let sampler = await side.native?.();
       const cpuBefore = side.cpuMs?.() ?? null;
       let total: Summary["total"];
+      let cpuAfter: number | null;
+      const endSpan = async () => {
+        const cpu = side.cpuMs?.() ?? null;
+        const stopping = sampler;
+        sampler = undefined;
+        if (stopping) addCounts(nativeCounts(native, side.name), await stopping.stop());
+        return cpu;
+      };
       try {
         ({ total } = await side.phase());
-        // The last phase settles too: its CPU is measured to the end of its tail, as the others' is.
-        await side.settle?.();
+        // After a warm-up the phase's own tail is left out, as the warm-up's ran into it; without
+        // one, each phase's CPU is measured to the end of its tail, the last phase's too.
+        if (side.warmUp) {
+          cpuAfter = await endSpan();
+          await side.settle?.();
+        } else {
+          await side.settle?.();
+          cpuAfter = await endSpan();
+        }
       } catch (error) {
         await sampler?.stop().catch(() => undefined);
         throw error;
-      }
-      const cpuAfter = side.cpuMs?.() ?? null;
-      if (sampler) {
-        const counts = native.get(side.name) ?? new Map<string, number>();
-        addCounts(counts, await sampler.stop());
-        native.set(side.name, counts);
       }
       const cpuMsPerRequest = cpuBefore === null || cpuAfter === null || total.count === 0 ? null : round2((cpuAfter - cpuBefore) / total.count);
       runs.push({ round, name: side.name, opsPerSecond: total.opsPerSecond, p50: total.p50, p99: total.p99, errors: total.errors, cpuMsPerRequest });

@@ -28,6 +28,8 @@ export type Report = {
     negatives: string[];
     itemsChecked: number;
     outboxesDrained: boolean | null;
+    /** With --warm-up: the warm-ups' requests, off the clock but held to the same error rate. */
+    warmUp?: { requests: number; errors: number; errorRate: number; errorSamples: string[] };
   };
   /**
    * How the hot item's writes were spread over its head and children (null when it was not written): over
@@ -69,6 +71,7 @@ export function summaryTable(report: Report): string {
     `exactness: ${c.violationCount} wrong statuses or reads; ${c.itemsChecked} items checked after the run, ` +
       `${c.converged ? `converged in ${c.convergenceMs} ms` : `${c.mismatches.length} wrong counts`}` +
       (c.outboxesDrained === null ? "" : `; outboxes ${c.outboxesDrained ? "drained" : "NOT drained"}`),
+    ...(c.warmUp ? [`warm-ups, off the clock: ${c.warmUp.requests} requests, ${c.warmUp.errors} errors`] : []),
     `result: ${report.passed ? "PASS" : "FAIL"}`,
   ].join("\n");
 }

@@ -81,6 +81,57 @@ describe("the bench's --feed-first option", () => {
   });
 });
 
+describe("the bench's --warm-up option", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("is off unless asked for, and takes whole seconds up to ten minutes", () => {
+    expect(options([]).warmUp).toBe(0);
+    expect(options(["--warm-up", "20"]).warmUp).toBe(20);
+    for (const bad of ["-1", "601", "2.5", "soon"]) expect(exitCodeOf([`--warm-up=${bad}`])).toBe(2);
+  });
+
+  it("spans the CPU figure over the phase alone after a warm-up, and to the end of the settling without one", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const calls: string[] = [];
+    // Each step spends CPU of its own, so the figure says which steps it spans.
+    const spent = { warmUp: 1_000, phase: 100, settle: 10 };
+    const side = (name: string, warm: boolean): Contender => {
+      let cpu = 0;
+      return {
+        name,
+        ...(warm
+          ? {
+              warmUp: async () => {
+                calls.push(`${name} warm-up`);
+                cpu += spent.warmUp;
+              },
+            }
+          : {}),
+        cpuMs: () => {
+          calls.push(`${name} cpu`);
+          return cpu;
+        },
+        phase: async () => {
+          calls.push(`${name} phase`);
+          cpu += spent.phase;
+          return { total: { count: 10, opsPerSecond: 1, p50: 1, p99: 2, errors: 0 } } as Awaited<ReturnType<Contender["phase"]>>;
+        },
+        settle: async () => {
+          calls.push(`${name} settle`);
+          cpu += spent.settle;
+        },
+      };
+    };
+    const { runs } = await runRounds(side("plaudit", true), [side("like", false)], 1);
+    expect(calls).toEqual([
+      "plaudit warm-up", "plaudit cpu", "plaudit phase", "plaudit cpu", "plaudit settle",
+      "like cpu", "like phase", "like settle", "like cpu",
+    ]);
+    expect(runs.find((r) => r.name === "plaudit")?.cpuMsPerRequest).toBe(spent.phase / 10);
+    expect(runs.find((r) => r.name === "like")?.cpuMsPerRequest).toBe((spent.phase + spent.settle) / 10);
+  });
+});
+
 describe("the rounds of --reference", () => {
   it("reverses the order in even rounds, so every side is first once in two rounds", () => {
     expect(roundOrder(1, ["plaudit", "noop", "like"])).toEqual(["plaudit", "noop", "like"]);
