@@ -185,6 +185,8 @@ async function run(
   lagPhaseDone = true;
   const lag = await lagging;
   for (const why of [...lagPhase.recorder.violations, ...warmUps.violations]) recorder.violation(why);
+  // Violations past the warm-ups' first 50 were counted, not kept.
+  recorder.violationCount += warmUps.violationCount - warmUps.violations.length;
   ctx.recorder = recorder;
 
   console.error("waiting for counts to converge...");
@@ -268,7 +270,7 @@ async function run(
   for (const m of convergence.mismatches.slice(0, 10)) console.log(`  wrong count: item ${m.item} is ${m.got}, expected ${m.expected}`);
   for (const e of recorder.errorSamples.slice(0, 5)) console.log(`  error: ${e}`);
   for (const e of warmUps.errorSamples.slice(0, 5)) console.log(`  error in a warm-up: ${e}`);
-  if (summary.total.rejected > 0) console.log(`  ${summary.total.rejected} requests were rate limited (429): use --start, or raise RATE_LIMIT_PER_MINUTE / RATE_LIMIT_PER_DAY`);
+  if (summary.total.rejected + warm.rejected > 0) console.log(`  ${summary.total.rejected} requests were rate limited (429): use --start, or raise RATE_LIMIT_PER_MINUTE / RATE_LIMIT_PER_DAY`);
   const files = writeReports(report, opts.out);
   console.log(`reports: ${files.json}\n         ${files.html}`);
   if (opts.figure && passed) {
@@ -318,6 +320,23 @@ async function clock(
   const warmUps = new Recorder();
   // The head's own figures live in its memory and start again from 0 when it restarts (an eviction between rounds).
   const grown = (after: number, before: number) => (after >= before ? after - before : after);
+  /** The reads that account for a phase: after it, so that with a warm-up they are outside its CPU figure. */
+  const account = async () => {
+    const late = await settledMetrics(ctx.http, service);
+    if (early) {
+      critical.phases++;
+      critical.queries += delta(early, late, "plaudit_d1_queries_total", { path: "critical" });
+      critical.likeRequests += delta(early, late, "plaudit_toggle_outcomes_total", { counter: "likes" });
+      critical.firstSights += firstSights;
+    }
+    const after = await hotHead();
+    if (after) {
+      const applies = grown(after.headApplies, before?.headApplies ?? 0);
+      onClock.commits += grown(after.headCommits, before?.headCommits ?? 0);
+      onClock.applies += applies;
+      onClock.writes += applies + (after.writes - after.headApplies) - ((before?.writes ?? 0) - (before?.headApplies ?? 0));
+    }
+  };
   const plaudit: Contender = {
     name: PLAUDIT,
     cpuMs: () => (serverPid === null ? null : workerdCpuMs(serverPid)),
@@ -337,8 +356,11 @@ async function clock(
       ? {
           async warmUp() {
             console.error(`plaudit: ${opts.warmUp} s of warm-up...`);
+            const before = await readCosts(ctx.http, service);
             const { recorder: warm } = await timedPhase(ctx, users, opts.scenario, { ...opts, seconds: opts.warmUp });
             warmUps.absorb(warm);
+            // The read routes' costs per request are the timed phases' alone, as with --feed-first.
+            prepared = plus(prepared, diff(before, await readCosts(ctx.http, service)));
           },
         }
       : {}),
@@ -356,22 +378,8 @@ async function clock(
       seconds += phase.seconds;
       return phase.recorder.summary(phase.seconds);
     },
-    // The reads that account for a phase come after it, so that with a warm-up they are outside its CPU figure.
     async settle() {
-      const late = await settledMetrics(ctx.http, service);
-      if (early) {
-        critical.phases++;
-        critical.queries += delta(early, late, "plaudit_d1_queries_total", { path: "critical" });
-        critical.likeRequests += delta(early, late, "plaudit_toggle_outcomes_total", { counter: "likes" });
-        critical.firstSights += firstSights;
-      }
-      const after = await hotHead();
-      if (after) {
-        const applies = grown(after.headApplies, before?.headApplies ?? 0);
-        onClock.commits += grown(after.headCommits, before?.headCommits ?? 0);
-        onClock.applies += applies;
-        onClock.writes += applies + (after.writes - after.headApplies) - ((before?.writes ?? 0) - (before?.headApplies ?? 0));
-      }
+      await account();
       const { quiet, ms } = await awaitQuiet(ctx.http, service, opts.convergeSeconds * 1000);
       if (quiet) console.error(`plaudit quiet ${(ms / 1000).toFixed(1)} s after its phase`);
       else console.error(`plaudit still busy ${(ms / 1000).toFixed(1)} s after its phase: the next phase shares the machine with it`);
@@ -382,7 +390,7 @@ async function clock(
     await plaudit.prepare?.();
     await plaudit.warmUp?.();
     await plaudit.phase();
-    await plaudit.settle?.();
+    await account();
   } else {
     const others = referenceContenders(references, (http) => ({ ...ctx, http, sights: undefined }), users, opts.scenario, opts);
     try {

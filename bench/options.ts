@@ -29,8 +29,9 @@ const USAGE = `usage: npm run bench -- [options]
   --warm-up N            before each timed phase of every side, N seconds of the same load off the clock
                          (default 0), so the phase meets its server in a steady state: objects started or
                          evicted as the load keeps them, the work earlier likes set off running beside it.
-                         The CPU figure then spans the timed phase alone, whose own tail is left out as the
-                         warm-up's tail came in; without it, it runs from a side's phase to the end of its tail
+                         Each side's CPU figure then covers its timed phase alone (the work the warm-up left
+                         running is in it, the work the phase leaves running is not); without a warm-up it
+                         covers the phase and the settling after it
   --seed-likes N         likes made before a read scenario's clock starts (default 500)
   --url URL              a running plaudit (default http://127.0.0.1:8787)
   --secret S             its AUTH_SECRET (default: $AUTH_SECRET, else .dev.vars)

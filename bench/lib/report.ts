@@ -162,7 +162,7 @@ function html(report: Report): string {
 ${lineChart("Throughput over time (successful operations per second)", throughput, timeTicks, "ops/s")}
 ${lineChart("Latency percentiles over the whole run", latency, pTicks, "ms")}
 <h2>Exactness</h2>
-<p>${checks.violationCount} wrong statuses or reads during the run; ${checks.itemsChecked} items checked after it: ${checks.converged ? `every count converged in ${checks.convergenceMs} ms` : `${checks.mismatches.length} wrong counts`}${checks.outboxesDrained === null ? "" : `; outboxes ${checks.outboxesDrained ? "drained" : "not drained"}`}.</p>
+<p>${checks.violationCount} wrong statuses or reads during the run; ${checks.itemsChecked} items checked after it: ${checks.converged ? `every count converged in ${checks.convergenceMs} ms` : `${checks.mismatches.length} wrong counts`}${checks.outboxesDrained === null ? "" : `; outboxes ${checks.outboxesDrained ? "drained" : "not drained"}`}.${checks.warmUp ? ` Warm-ups, off the clock: ${checks.warmUp.requests} requests, ${checks.warmUp.errors} errors.` : ""}</p>
 ${violations ? `<ul>${violations}</ul>` : ""}
 ${report.reference ? referenceHtml(report.reference) : ""}
 <h2>Run</h2><pre>${escape(JSON.stringify({ options: report.options, environment: report.environment }, null, 2))}</pre>
