@@ -184,9 +184,8 @@ async function run(
   const lagPhase = await timedPhase(ctx, users, scenario, { ...opts, seconds: LAG_PHASE_SECONDS });
   lagPhaseDone = true;
   const lag = await lagging;
-  for (const why of [...lagPhase.recorder.violations, ...warmUps.violations]) recorder.violation(why);
-  // Violations past the warm-ups' first 50 were counted, not kept.
-  recorder.violationCount += warmUps.violationCount - warmUps.violations.length;
+  recorder.absorbViolations(lagPhase.recorder);
+  recorder.absorbViolations(warmUps);
   ctx.recorder = recorder;
 
   console.error("waiting for counts to converge...");
@@ -318,6 +317,12 @@ async function clock(
   let firstSights = 0;
   // The warm-ups' requests: off the clock, but checked as the timed phases' are.
   const warmUps = new Recorder();
+  /** Runs requests off the clock: the read routes' costs per request are the timed phases' alone. */
+  const offTheClock = async (work: () => Promise<void>) => {
+    const before = await readCosts(ctx.http, service);
+    await work();
+    prepared = plus(prepared, diff(before, await readCosts(ctx.http, service)));
+  };
   // The head's own figures live in its memory and start again from 0 when it restarts (an eviction between rounds).
   const grown = (after: number, before: number) => (after >= before ? after - before : after);
   /** The reads that account for a phase: after it, so that with a warm-up they are outside its CPU figure. */
@@ -344,11 +349,10 @@ async function clock(
     ...(opts.feedFirst
       ? {
           async prepare() {
-            const before = await readCosts(ctx.http, service);
-            const limited = await showEveryItem(ctx, items, recorder);
-            if (limited > 0) console.error(`${limited} feeds before the phase were rate limited (429): their items were not shown`);
-            // The read routes' costs per request are the timed phases' alone.
-            prepared = plus(prepared, diff(before, await readCosts(ctx.http, service)));
+            await offTheClock(async () => {
+              const limited = await showEveryItem(ctx, items, recorder);
+              if (limited > 0) console.error(`${limited} feeds before the phase were rate limited (429): their items were not shown`);
+            });
           },
         }
       : {}),
@@ -356,11 +360,7 @@ async function clock(
       ? {
           async warmUp() {
             console.error(`plaudit: ${opts.warmUp} s of warm-up...`);
-            const before = await readCosts(ctx.http, service);
-            const { recorder: warm } = await timedPhase(ctx, users, opts.scenario, { ...opts, seconds: opts.warmUp });
-            warmUps.absorb(warm);
-            // The read routes' costs per request are the timed phases' alone, as with --feed-first.
-            prepared = plus(prepared, diff(before, await readCosts(ctx.http, service)));
+            await offTheClock(async () => warmUps.absorb((await timedPhase(ctx, users, opts.scenario, { ...opts, seconds: opts.warmUp })).recorder));
           },
         }
       : {}),

@@ -71,10 +71,15 @@ export class Recorder {
     for (const [op, n] of other.#errors) this.#errors.set(op, (this.#errors.get(op) ?? 0) + n);
     for (const [op, n] of other.#rejected) this.#rejected.set(op, (this.#rejected.get(op) ?? 0) + n);
     this.#seconds.push(...other.#seconds);
+    this.absorbViolations(other);
+    this.errorSamples.push(...other.errorSamples.slice(0, 20 - this.errorSamples.length));
+  }
+
+  /** Takes in another recorder's wrong answers alone: for requests off the clock (warm-ups, the lag phase) that are still checked. */
+  absorbViolations(other: Recorder): void {
     for (const why of other.violations) this.violation(why);
     // Violations past the other's first 50 were counted, not kept.
     this.violationCount += other.violationCount - other.violations.length;
-    this.errorSamples.push(...other.errorSamples.slice(0, 20 - this.errorSamples.length));
   }
 
   errorCount(): number {

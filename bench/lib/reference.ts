@@ -29,7 +29,10 @@ export type Contender = {
   warmUp?(): Promise<void>;
   /** One timed phase of the scenario against this side. */
   phase(): Promise<Summary>;
-  /** Waits until the work this side's phase left running is done, so the next phase does not pay for it. */
+  /**
+   * After its phase: the reads that account for it, then a wait until the
+   * work the phase left running is done, so the next phase does not pay for it.
+   */
   settle?(): Promise<void>;
   /** CPU ms its server has used so far (lib/cpu.ts), or null when it cannot be read. */
   cpuMs?(): number | null;
@@ -107,6 +110,12 @@ export function referenceContenders(
   const clients = servers.map(({ server }) => new HttpClient(server.url, phase.connections));
   const contenders = servers.map(({ name }, i): Contender => {
     const ctx = { ...context(clients[i]!), model: new LikeModel(), readsExact: false };
+    // Not checked, but an error answer is worth seeing: the table only counts it.
+    const load = async (seconds: number, label: string) => {
+      const run = await timedPhase(ctx, users, scenario, { ...phase, seconds });
+      for (const sample of run.recorder.errorSamples.slice(0, 3)) console.error(`${label}: ${sample}`);
+      return run;
+    };
     return {
       name,
       cpuMs: () => workerdCpuMs(servers[i]!.server.pid),
@@ -115,15 +124,12 @@ export function referenceContenders(
         ? {
             async warmUp() {
               console.error(`reference ${name}: ${phase.warmUp} s of warm-up...`);
-              const { recorder } = await timedPhase(ctx, users, scenario, { ...phase, seconds: phase.warmUp });
-              for (const sample of recorder.errorSamples.slice(0, 3)) console.error(`reference ${name}, warm-up: ${sample}`);
+              await load(phase.warmUp, `reference ${name}, warm-up`);
             },
           }
         : {}),
       async phase() {
-        const { recorder, seconds } = await timedPhase(ctx, users, scenario, phase);
-        // Not checked, but an error answer is worth seeing: the table only counts it.
-        for (const sample of recorder.errorSamples.slice(0, 3)) console.error(`reference ${name}: ${sample}`);
+        const { recorder, seconds } = await load(phase.seconds, `reference ${name}`);
         return recorder.summary(seconds);
       },
       settle: () => referenceSettled(clients[i]!, name),

@@ -208,4 +208,17 @@ describe("the rounds of --reference", () => {
     expect(all.violationCount).toBe(61);
     expect(all.errorSamples).toEqual(["like: reset"]);
   });
+
+  it("takes in the wrong answers of requests off the clock, every one counted, and none of their latencies", () => {
+    const timed = new Recorder();
+    timed.record("like", 10, "ok");
+    const warmUp = new Recorder();
+    warmUp.record("like", 500, "ok");
+    warmUp.record("like", 20, "error", "reset");
+    for (let i = 0; i < 60; i++) warmUp.violation(`wrong ${i}`);
+    timed.absorbViolations(warmUp);
+    expect(timed.violationCount).toBe(60);
+    expect(timed.violations).toHaveLength(50);
+    expect(timed.summary(1).total).toMatchObject({ count: 1, p99: 10, errors: 0 });
+  });
 });
