@@ -27,7 +27,7 @@ import { seedLike } from "./scenarios/index";
 import { diff, plus, readCosts, perRequest, ZERO_COSTS, type ReadCosts } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
-import { nativeRows, PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
+import { behindRows, nativeRows, PLAUDIT, referenceContenders, SLOWEST_FROM, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
 import { NativeSampler } from "./lib/native";
 import { isScenarioRun, options, type Options } from "./options";
 import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, watchIdle } from "./lib/write-costs";
@@ -280,6 +280,8 @@ async function run(
     if (ladder.length > 0) saveFigure(referenceFigure(`${opts.figure}-yardstick`, run, ladder, 1));
     const native = reference ? nativeRows(reference) : [];
     if (native.length > 0) saveFigure(referenceFigure(`${opts.figure}-native`, run, native, 1));
+    const behind = reference ? behindRows(reference) : [];
+    if (behind.length > 0) saveFigure(referenceFigure(`${opts.figure}-behind`, run, behind, 1));
     if (scenario.mix.some((m) => m.op.kind === "write")) {
       const table = costsFigure(writeCosts, criticalPath, idle);
       saveFigure(tableFigure(`${opts.figure}-costs`, { script: "bench", ...run }, table.columns, table.rows));
@@ -376,7 +378,7 @@ async function clock(
       firstSights = ctx.sights?.stop() ?? 0;
       recorder.absorb(phase.recorder);
       seconds += phase.seconds;
-      return phase.recorder.summary(phase.seconds);
+      return { ...phase.recorder.summary(phase.seconds), slowest: phase.recorder.slowest(SLOWEST_FROM) };
     },
     async settle() {
       await account();

@@ -48,8 +48,10 @@ const USAGE = `usage: npm run bench -- [options]
                          rounds and last in even ones; the median ratio is the figure (default 3; 1 to 20)
   --native               with --start and --reference: sample every side's workerd processes with Linux \`perf\` during its
                          phases and split its CPU per request by native part (SQL, commits' disk flush, object
-                         starts, alarms, JavaScript, the proxy); sampling slows every side, so quote no latency
-                         from such a run (with --figure, saved as NAME-native)
+                         starts and evictions, alarms, JavaScript, the proxy), and say what its event loop did
+                         while each phase's answers at or past its p99 were on their way; sampling slows every
+                         side, so quote no latency from such a run (with --figure, saved as NAME-native and
+                         NAME-behind)
   --out DIR              where reports go (default bench/results)
   --figure NAME          also write the run's table to bench/reports/NAME.json (committed), for the doc
                          table marked <!-- figures:NAME --> that \`npm run figures\` renders (only a run that passed);

@@ -10,12 +10,15 @@
 // one: the work being done at that instant, not the code that asked for it
 // (a flush asked for by SQL asked for by JavaScript is the flush). Shares of
 // samples, times the server's CPU per request from its own counters
-// (lib/cpu.ts), give each part's milliseconds per request.
+// (lib/cpu.ts), give each part's milliseconds per request. The samples of
+// the server's event-loop thread taken while one of a phase's slowest
+// answers was on its way say what those answers waited behind.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { workerdProcesses } from "./cpu";
+import type { Window } from "./recorder";
 
 /** A part of a server's native CPU, and the frames that put a sample in it. */
 export type NativePart = { name: string; frames: RegExp };
@@ -30,6 +33,7 @@ export const PROXY = "wrangler dev's proxy (every request, every side)";
  */
 export const NATIVE_CONTEXTS: readonly NativePart[] = [
   { name: "object start (an evicted or new object's database opened)", frames: /^workerd::Worker::Actor::Actor\b/ },
+  { name: "object eviction (an idle object's database closed)", frames: /^workerd::Worker::Actor::~Actor\b/ },
   { name: "alarm store (setAlarm and deleteAlarm, a database of its own locally)", frames: /^workerd::(server::)?AlarmScheduler::/ },
   {
     name: "garbage collection",
@@ -54,13 +58,17 @@ export const NATIVE_REST = "the runtime's other native work";
 /** Samples per part, for one server over the phases sampled. */
 export type NativeCounts = Map<string, number>;
 
+/** One sample: its process and thread, when it was taken (ms on the monotonic clock) and its frames, leaf first. */
+export type PerfSample = { pid: number; tid: number | null; at: number | null; frames: string[] };
+
 /**
- * The samples of `perf script -F pid,ip,sym`: a header line with the process
- * id (right-aligned, so it may start with spaces), then one frame a line
- * (each begins with a tab), leaf first.
+ * The samples of `perf script -F pid,tid,time,ip,sym` (or `-F pid,ip,sym`):
+ * a header line with the process id (right-aligned, so it may start with
+ * spaces), then `/` and the thread's and the time in seconds, then one frame
+ * a line (each begins with a tab), leaf first.
  */
-export function parsePerfScript(text: string): { pid: number; frames: string[] }[] {
-  const samples: { pid: number; frames: string[] }[] = [];
+export function parsePerfScript(text: string): PerfSample[] {
+  const samples: PerfSample[] = [];
   let current: string[] | null = null;
   for (const line of text.split("\n")) {
     if (line.startsWith("\t")) {
@@ -69,11 +77,36 @@ export function parsePerfScript(text: string): { pid: number; frames: string[] }
       current?.push(frame === "" ? "[unknown]" : frame);
       continue;
     }
-    const header = /^\s*(\d+)\s*$/.exec(line);
-    if (header) samples.push({ pid: Number(header[1]), frames: (current = []) });
-    else current = null;
+    const header = /^\s*(\d+)(?:\/(\d+))?(?:\s+(\d+\.\d+):)?\s*$/.exec(line);
+    if (header) {
+      samples.push({
+        pid: Number(header[1]),
+        tid: header[2] === undefined ? null : Number(header[2]),
+        at: header[3] === undefined ? null : Number(header[3]) * 1000,
+        frames: (current = []),
+      });
+    } else current = null;
   }
   return samples;
+}
+
+/**
+ * The samples of a server's event loop (the main thread of a workerd that is
+ * not the proxy: locally it runs every Worker and object) taken within each
+ * of `windows`, by part: a sample within two windows counts for both, so
+ * the counts over the number of windows are what the loop did, on average,
+ * while one of those answers was on its way.
+ */
+export function eventLoopBehind(samples: readonly PerfSample[], proxies: ReadonlySet<number>, windows: readonly Window[]): NativeCounts {
+  const counts: NativeCounts = new Map();
+  for (const { pid, tid, at, frames } of samples) {
+    if (proxies.has(pid) || tid !== pid || at === null) continue;
+    const within = windows.filter(({ from, to }) => at >= from && at <= to).length;
+    if (within === 0) continue;
+    const part = nativePart(frames);
+    counts.set(part, (counts.get(part) ?? 0) + within);
+  }
+  return counts;
 }
 
 /** The part a sample's stack belongs to. */
@@ -130,11 +163,16 @@ export function perfMissing(): string | null {
 
 /** Samples a second; `cpu-clock` so each sample stands for the same CPU time whatever the processor exposes. */
 const SAMPLE_HZ = 499;
+/** The CPU time one sample stands for. */
+export const SAMPLE_MS = 1000 / SAMPLE_HZ;
 
 /** How long a sampler waits for perf to attach before the phase starts anyway. */
 const ATTACH_WAIT_MS = 5_000;
 
-/** One phase's sampling of a server; `stop` ends it and counts its samples by part (the proxy's apart). */
+/** One phase's samples by part (the proxy's apart), and those of its event loop behind the answers `stop` was given. */
+export type NativePhase = { counts: NativeCounts; behind: NativeCounts };
+
+/** One phase's sampling of a server; `stop` ends it and counts its samples. */
 export class NativeSampler {
   readonly #dir: string;
   readonly #perf: ChildProcess;
@@ -146,7 +184,8 @@ export class NativeSampler {
     this.#proxies = new Set(processes.filter((p) => p.proxy).map((p) => p.pid));
     this.#dir = mkdtempSync(join(tmpdir(), "plaudit-native-"));
     const pids = processes.map((p) => p.pid).join(",");
-    this.#perf = spawn("perf", ["record", "-q", "-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-g", "-p", pids, "-o", this.#data], {
+    // Stamped on the monotonic clock, the one the bench's own request times are read from.
+    this.#perf = spawn("perf", ["record", "-q", "-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-g", "-k", "monotonic", "-p", pids, "-o", this.#data], {
       stdio: ["ignore", "ignore", "pipe"],
     });
     this.#perf.stderr?.on("data", (chunk: Buffer) => (this.#stderr += chunk.toString()));
@@ -190,20 +229,22 @@ export class NativeSampler {
     return sampler;
   }
 
-  async stop(): Promise<NativeCounts> {
+  /** Ends the sampling; `slowest`: the spans of the answers to look behind (the phase's slowest). */
+  async stop(slowest: readonly Window[] = []): Promise<NativePhase> {
     try {
       this.#perf.kill("SIGINT");
       const { code, error } = await this.#exited;
       // Interrupted, as asked, perf record ends by the signal or with 0 or 130 (128 + SIGINT); anything else means it recorded nothing usable.
       if (error || (code !== 0 && code !== null && code !== 130)) throw new Error(`--native: perf record failed (${error?.message ?? `exit ${code}`}): ${this.#stderr.trim()}`);
-      const script = spawnSync("perf", ["script", "-i", this.#data, "-F", "pid,ip,sym"], { encoding: "utf8", maxBuffer: 1 << 30 });
+      const script = spawnSync("perf", ["script", "-i", this.#data, "-F", "pid,tid,time,ip,sym"], { encoding: "utf8", maxBuffer: 1 << 30 });
       if (script.error || script.status !== 0) throw new Error(`--native: perf script failed (${script.error?.message ?? `exit ${script.status}`}): ${script.stderr?.trim()}`);
+      const samples = parsePerfScript(script.stdout);
       const counts: NativeCounts = new Map();
-      for (const { pid, frames } of parsePerfScript(script.stdout)) {
+      for (const { pid, frames } of samples) {
         const part = this.#proxies.has(pid) ? PROXY : nativePart(frames);
         counts.set(part, (counts.get(part) ?? 0) + 1);
       }
-      return counts;
+      return { counts, behind: eventLoopBehind(samples, this.#proxies, slowest) };
     } finally {
       rmSync(this.#dir, { recursive: true, force: true });
     }

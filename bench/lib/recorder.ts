@@ -9,11 +9,19 @@ export type Percentiles = { p50: number; p90: number; p99: number; p999: number;
 
 export const PERCENTILES = [50, 75, 90, 95, 99, 99.9, 100] as const;
 
+/** The index of the `p`th percentile in a sorted list of `n`. */
+const rankOf = (n: number, p: number) => Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1));
+
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
+  return sorted[rankOf(sorted.length, p)]!;
 }
+
+/** A span of time in ms on the monotonic clock: the clock `perf` stamps its samples with under `-k monotonic`. */
+export type Window = { from: number; to: number };
+
+/** Now, in ms on the monotonic clock. */
+export const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 export class Recorder {
   readonly startedAt = performance.now();
@@ -21,6 +29,8 @@ export class Recorder {
   readonly #errors = new Map<string, number>();
   readonly #rejected = new Map<string, number>();
   readonly #seconds: Second[] = [];
+  /** Each answered request's latency and when its answer came: what `slowest` finds its spans in. */
+  readonly #answers: { ms: number; at: number }[] = [];
   readonly violations: string[] = [];
   violationCount = 0;
   /** Examples of errors, to say what went wrong without flooding the report. */
@@ -29,6 +39,7 @@ export class Recorder {
   record(op: string, ms: number, outcome: Outcome, detail?: string): void {
     const second = this.#second(Math.floor((performance.now() - this.startedAt) / 1000));
     if (outcome === "ok") {
+      this.#answers.push({ ms, at: monotonicMs() });
       const list = this.#latencies.get(op) ?? [];
       list.push(ms);
       this.#latencies.set(op, list);
@@ -71,6 +82,7 @@ export class Recorder {
     for (const [op, n] of other.#errors) this.#errors.set(op, (this.#errors.get(op) ?? 0) + n);
     for (const [op, n] of other.#rejected) this.#rejected.set(op, (this.#rejected.get(op) ?? 0) + n);
     this.#seconds.push(...other.#seconds);
+    this.#answers.push(...other.#answers);
     this.absorbViolations(other);
     this.errorSamples.push(...other.errorSamples.slice(0, 20 - this.errorSamples.length));
   }
@@ -80,6 +92,17 @@ export class Recorder {
     for (const why of other.violations) this.violation(why);
     // Violations past the other's first 50 were counted, not kept.
     this.violationCount += other.violationCount - other.violations.length;
+  }
+
+  /**
+   * The spans of the answers at or past the `p`th percentile of latency,
+   * every operation together (the p99's own answer included, so at least one
+   * when any was answered), from each request to its answer.
+   */
+  slowest(p: number): Window[] {
+    const sorted = [...this.#answers].sort((a, b) => a.ms - b.ms);
+    if (sorted.length === 0) return [];
+    return sorted.slice(rankOf(sorted.length, p)).map(({ ms, at }) => ({ from: at - ms, to: at }));
   }
 
   errorCount(): number {

@@ -9,12 +9,12 @@ import { workerdCpuMs } from "./cpu";
 import { HttpClient } from "./http";
 import { LikeModel } from "./model";
 import { timedPhase } from "./phase";
-import type { Summary } from "./recorder";
+import type { Summary, Window } from "./recorder";
 import { startReference, type LocalServer } from "./server";
 import type { RunContext } from "../scenarios/operations";
 import type { Scenario } from "../scenarios/index";
 import { alignedRows } from "./text-table";
-import { addCounts, NATIVE_ROWS, nativeMsPerRequest, NativeSampler, type NativeCounts } from "./native";
+import { addCounts, NATIVE_ROWS, nativeMsPerRequest, NativeSampler, PROXY, SAMPLE_MS, type NativeCounts } from "./native";
 
 /** One side of the comparison: plaudit, or a reference Worker. */
 export type Contender = {
@@ -28,7 +28,7 @@ export type Contender = {
    */
   warmUp?(): Promise<void>;
   /** One timed phase of the scenario against this side. */
-  phase(): Promise<Summary>;
+  phase(): Promise<PhaseSummary>;
   /**
    * After its phase: the reads that account for it, then a wait until the
    * work the phase left running is done, so the next phase does not pay for it.
@@ -37,8 +37,17 @@ export type Contender = {
   /** CPU ms its server has used so far (lib/cpu.ts), or null when it cannot be read. */
   cpuMs?(): number | null;
   /** With --native: starts sampling its server's processes (lib/native.ts) over the span of its CPU figure. */
-  native?(): Promise<NativeSampler>;
+  native?(): Promise<Pick<NativeSampler, "stop">>;
 };
+
+/** A timed phase's summary, and the spans of its answers at or past its p99: what `--native` looks behind. */
+export type PhaseSummary = Summary & { slowest?: Window[] };
+
+/** The answers at or past this percentile are those `--native` looks behind. */
+export const SLOWEST_FROM = 99;
+
+/** With --native: what a Worker's event loop did while its slowest answers were on their way, over all its phases. */
+export type Behind = { counts: NativeCounts; answers: number; waitedMs: number };
 
 /**
  * One timed phase's figures. `cpuMsPerRequest`: the server's CPU per
@@ -61,6 +70,8 @@ export type ReferenceComparison = {
   medians: Ratio[];
   /** With --native: each Worker's native samples by part, over all its phases. */
   native?: Map<string, NativeCounts>;
+  /** With --native: each Worker's event-loop samples behind its slowest answers. */
+  behind?: Map<string, Behind>;
 };
 
 export const PLAUDIT = "plaudit";
@@ -130,7 +141,7 @@ export function referenceContenders(
         : {}),
       async phase() {
         const { recorder, seconds } = await load(phase.seconds, `reference ${name}`);
-        return recorder.summary(seconds);
+        return { ...recorder.summary(seconds), slowest: recorder.slowest(SLOWEST_FROM) };
       },
       settle: () => referenceSettled(clients[i]!, name),
     };
@@ -176,6 +187,7 @@ function nativeCounts(native: Map<string, NativeCounts>, name: string): NativeCo
 export async function runRounds(plaudit: Contender, references: readonly Contender[], rounds: number): Promise<ReferenceComparison> {
   const runs: PhaseRun[] = [];
   const native = new Map<string, NativeCounts>();
+  const behind = new Map<string, Behind>();
   for (let round = 1; round <= rounds; round++) {
     for (const side of roundOrder(round, [plaudit, ...references])) {
       console.error(`round ${round}/${rounds}: ${workerLabel(side.name)}...`);
@@ -184,16 +196,25 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
       let sampler = await side.native?.();
       const cpuBefore = side.cpuMs?.() ?? null;
       let total: Summary["total"];
+      let slowest: Window[] = [];
       let cpuAfter: number | null;
       const endSpan = async () => {
         const cpu = side.cpuMs?.() ?? null;
         const stopping = sampler;
         sampler = undefined;
-        if (stopping) addCounts(nativeCounts(native, side.name), await stopping.stop());
+        if (stopping) {
+          const phase = await stopping.stop(slowest);
+          addCounts(nativeCounts(native, side.name), phase.counts);
+          const mine = behind.get(side.name) ?? { counts: new Map<string, number>(), answers: 0, waitedMs: 0 };
+          addCounts(mine.counts, phase.behind);
+          mine.answers += slowest.length;
+          mine.waitedMs += slowest.reduce((sum, { from, to }) => sum + (to - from), 0);
+          behind.set(side.name, mine);
+        }
         return cpu;
       };
       try {
-        ({ total } = await side.phase());
+        ({ total, slowest = [] } = await side.phase());
         // After a warm-up the phase's own tail is left out, as the warm-up's ran into it; without
         // one, each phase's CPU is measured to the end of its tail, the last phase's too.
         if (side.warmUp) {
@@ -211,7 +232,7 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
       runs.push({ round, name: side.name, opsPerSecond: total.opsPerSecond, p50: total.p50, p99: total.p99, errors: total.errors, cpuMsPerRequest });
     }
   }
-  return { ...compare(runs, rounds), ...(native.size > 0 ? { native } : {}) };
+  return { ...compare(runs, rounds), ...(native.size > 0 ? { native, behind } : {}) };
 }
 
 /** One side's figures over another's in each round both ran (CPU null where either lacks it). */
@@ -344,6 +365,31 @@ export function nativeRows(comparison: ReferenceComparison): string[][] {
   ];
 }
 
+/**
+ * With --native: what each Worker's event loop spent its CPU on while one of
+ * its slowest answers (at or past each phase's p99) was on its way, in ms
+ * per such answer, beside those answers' own latency: the wait the loop's
+ * work does not explain was spent elsewhere (the proxy, the disk, the
+ * client). One column per Worker, plaudit last; empty without --native.
+ */
+export function behindRows(comparison: ReferenceComparison): string[][] {
+  const behind = comparison.behind;
+  if (!behind) return [];
+  const names = [...behind.keys()].filter((name) => name !== PLAUDIT).concat(behind.has(PLAUDIT) ? [PLAUDIT] : []);
+  const per = (name: string, value: number) => {
+    const { answers } = behind.get(name)!;
+    return answers === 0 ? "" : (value / answers).toFixed(2);
+  };
+  const samples = (counts: NativeCounts) => [...counts.values()].reduce((a, b) => a + b, 0);
+  return [
+    [`part (the event loop's CPU ms while one of the answers at or past the p99 was on its way)`, ...names.map(workerLabel)],
+    ...NATIVE_ROWS.filter((part) => part !== PROXY).map((part) => [part, ...names.map((name) => per(name, (behind.get(name)!.counts.get(part) ?? 0) * SAMPLE_MS))]),
+    ["all", ...names.map((name) => per(name, samples(behind.get(name)!.counts) * SAMPLE_MS))],
+    ["those answers' latency (mean ms)", ...names.map((name) => per(name, behind.get(name)!.waitedMs))],
+    ["answers looked behind", ...names.map((name) => String(behind.get(name)!.answers))],
+  ];
+}
+
 /** The line to quote: each reference's median ratios. */
 export function medianLine(comparison: ReferenceComparison): string {
   const medians = comparison.medians
@@ -360,6 +406,7 @@ export function referenceTable(comparison: ReferenceComparison): string {
     medianLine(comparison),
     ...(ladder.length > 0 ? ["", `against the one-commit like (medians over the rounds of each round's ratio):`, ...alignedRows(ladder)] : []),
     ...(comparison.native ? ["", "where each Worker's CPU went, from native samples over all its phases (sampling slows every side: quote no latency from this run):", ...alignedRows(nativeRows(comparison))] : []),
+    ...(comparison.behind ? ["", "what each Worker's event loop did while its slowest answers were on their way:", ...alignedRows(behindRows(comparison))] : []),
   ].join("\n");
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { NATIVE_REST, NATIVE_ROWS, nativeMsPerRequest, nativePart, parsePerfScript, PROXY } from "../../bench/lib/native";
-import { compare, nativeRows, type PhaseRun } from "../../bench/lib/reference";
+import { eventLoopBehind, NATIVE_REST, NATIVE_ROWS, nativeMsPerRequest, nativePart, parsePerfScript, PROXY, SAMPLE_MS, type PerfSample } from "../../bench/lib/native";
+import { behindRows, compare, nativeRows, type PhaseRun } from "../../bench/lib/reference";
 
 // Two samples as `perf script -F pid,ip,sym` prints them: a header line (the pid right-aligned), then frames, leaf first.
 const SCRIPT = [
@@ -46,6 +46,61 @@ describe("the native sampler's parts (bench --native)", () => {
     expect(nativePart(["[unknown]", "Builtins_JSEntry"])).toBe("JavaScript (V8)");
     expect(nativePart(["[unknown]"])).toBe(NATIVE_REST);
     expect(nativePart(["kj::EventLoop::turn"])).toBe(NATIVE_REST);
+  });
+
+  it("reads each sample's thread and time, in ms on the monotonic clock, when the script prints them", () => {
+    const samples = parsePerfScript(["  6559/6561  61774.574992: ", "\t         2d1156b workerd::Worker::Actor::~Actor()", "", " 6559/6559  61774.6: ", "\t  38993c2 Builtins_JSEntry", ""].join("\n"));
+    expect(samples.map(({ pid, tid, at }) => ({ pid, tid, at }))).toEqual([
+      { pid: 6559, tid: 6561, at: 61774574.992 },
+      { pid: 6559, tid: 6559, at: 61774600 },
+    ]);
+    expect(parsePerfScript(SCRIPT)[0]).toMatchObject({ tid: null, at: null });
+    // An object evicted: its database's close, and the flush and the file removal under it, are the eviction's cost.
+    expect(nativePart(["__x64_sys_fsync", "sqlite3Close", "workerd::SqliteDatabase::~SqliteDatabase", "workerd::Worker::Actor::~Actor()"])).toMatch(/^object eviction/);
+  });
+
+  it("counts what the event loop did within each slow answer's span, and nothing of the proxy, other threads or other times", () => {
+    const sample = (pid: number, tid: number | null, at: number | null, frames: string[]): PerfSample => ({ pid, tid, at, frames });
+    const js = ["Builtins_JSEntry"];
+    const gc = ["v8::internal::Heap::CollectGarbage"];
+    const samples = [
+      sample(10, 10, 100, js),
+      sample(10, 10, 105, gc),
+      sample(10, 10, 150, js),
+      sample(10, 12, 101, js),
+      sample(20, 20, 102, js),
+      sample(10, 10, null, js),
+    ];
+    // Two overlapping spans: the sample at 105 lies in both; the one at 150 in neither. Process 20 is the proxy; thread 12 is not the loop.
+    const behind = eventLoopBehind(samples, new Set([20]), [
+      { from: 99, to: 106 },
+      { from: 104, to: 110 },
+    ]);
+    expect(behind).toEqual(
+      new Map([
+        ["JavaScript (V8)", 1],
+        ["garbage collection", 2],
+      ]),
+    );
+    expect(eventLoopBehind(samples, new Set([20]), [])).toEqual(new Map());
+  });
+
+  it("tables the loop's CPU per slow answer by part beside those answers' latency, plaudit last, without the proxy", () => {
+    const run = (name: string): PhaseRun => ({ round: 1, name, opsPerSecond: 40, p50: 5, p99: 9, errors: 0, cpuMsPerRequest: 1 });
+    const behind = new Map([
+      ["plaudit", { counts: new Map([["garbage collection", 10], ["JavaScript (V8)", 5]]), answers: 5, waitedMs: 250 }],
+      ["like", { counts: new Map([["JavaScript (V8)", 4]]), answers: 4, waitedMs: 80 }],
+      ["noop", { counts: new Map<string, number>(), answers: 0, waitedMs: 0 }],
+    ]);
+    const rows = behindRows({ ...compare([run("plaudit"), run("like"), run("noop")], 1), behind });
+    expect(rows[0]!.slice(1)).toEqual(["reference like", "reference noop", "plaudit"]);
+    expect(rows.map((r) => r[0])).toEqual([rows[0]![0], ...NATIVE_ROWS.filter((part) => part !== PROXY), "all", "those answers' latency (mean ms)", "answers looked behind"]);
+    const row = (part: string) => rows.find((r) => r[0] === part)!.slice(1);
+    expect(row("garbage collection")).toEqual(["0.00", "", (2 * SAMPLE_MS).toFixed(2)]);
+    expect(row("all")).toEqual([SAMPLE_MS.toFixed(2), "", (3 * SAMPLE_MS).toFixed(2)]);
+    expect(row("those answers' latency (mean ms)")).toEqual(["20.00", "", "50.00"]);
+    expect(row("answers looked behind")).toEqual(["4", "0", "5"]);
+    expect(behindRows(compare([run("plaudit")], 1))).toEqual([]);
   });
 
   it("splits a side's CPU per request by its shares of samples", () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { options } from "../../bench/options";
 import { compare, median, roundOrder, runRounds, yardstickRows, type Contender, type PhaseRun } from "../../bench/lib/reference";
 import { feedBatches } from "../../bench/scenarios/operations";
-import { Recorder } from "../../bench/lib/recorder";
+import { monotonicMs, Recorder, type Window } from "../../bench/lib/recorder";
 
 /** The exit code options() asks for, or null when it returns. */
 function exitCodeOf(argv: string[]): number | null {
@@ -207,6 +207,46 @@ describe("the rounds of --reference", () => {
     expect(total).toMatchObject({ count: 2, opsPerSecond: 1, errors: 1, rejected: 1 });
     expect(all.violationCount).toBe(61);
     expect(all.errorSamples).toEqual(["like: reset"]);
+  });
+
+  it("finds the spans of the answers at or past the p99, each from its request to its answer on the monotonic clock", () => {
+    const first = new Recorder();
+    const second = new Recorder();
+    const before = monotonicMs();
+    for (let ms = 1; ms <= 100; ms++) first.record("like", ms, "ok");
+    for (let ms = 101; ms <= 200; ms++) second.record("unlike", ms, "ok");
+    second.record("like", 10_000, "error", "reset");
+    const after = monotonicMs();
+    const all = new Recorder();
+    all.absorb(first);
+    all.absorb(second);
+    // The p99 of 200 answers is the 198th: it and the two past it, every operation together, errors not at all.
+    const slowest = all.slowest(99);
+    expect(slowest.map(({ from, to }) => Math.round(to - from))).toEqual([198, 199, 200]);
+    for (const { to } of slowest) expect(to).toBeGreaterThanOrEqual(before), expect(to).toBeLessThanOrEqual(after);
+    expect(first.slowest(99).map(({ from, to }) => Math.round(to - from))).toEqual([99, 100]);
+    expect(new Recorder().slowest(99)).toEqual([]);
+  });
+
+  it("looks behind each phase's slowest answers with --native, and sums what it found per side over the rounds", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const given: Window[][] = [];
+    const side = (name: string, slow: Window[]): Contender => ({
+      name,
+      native: async () => ({
+        stop: async (slowest: readonly Window[] = []) => {
+          given.push([...slowest]);
+          return { counts: new Map([["JavaScript (V8)", 3]]), behind: new Map([["garbage collection", slowest.length]]) };
+        },
+      }),
+      phase: async () => ({ total: { count: 10, opsPerSecond: 1, p50: 1, p99: 2, errors: 0 }, slowest: slow }) as Awaited<ReturnType<Contender["phase"]>>,
+    });
+    const slow = [{ from: 0, to: 30 }, { from: 10, to: 50 }];
+    const { native, behind } = await runRounds(side("plaudit", slow), [side("like", [{ from: 5, to: 15 }])], 2);
+    expect(given).toEqual([slow, [{ from: 5, to: 15 }], [{ from: 5, to: 15 }], slow]);
+    expect(native?.get("plaudit")).toEqual(new Map([["JavaScript (V8)", 6]]));
+    expect(behind?.get("plaudit")).toEqual({ counts: new Map([["garbage collection", 4]]), answers: 4, waitedMs: 140 });
+    expect(behind?.get("like")).toEqual({ counts: new Map([["garbage collection", 2]]), answers: 2, waitedMs: 20 });
   });
 
   it("takes in the wrong answers of requests off the clock, every one counted, and none of their latencies", () => {
