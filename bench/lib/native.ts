@@ -58,6 +58,16 @@ export const NATIVE_REST = "the runtime's other native work";
 /** Samples per part, for one server over the phases sampled. */
 export type NativeCounts = Map<string, number>;
 
+/** Adds `n` samples to a part. */
+function tally(counts: NativeCounts, part: string, n = 1): void {
+  counts.set(part, (counts.get(part) ?? 0) + n);
+}
+
+/** How many samples the counts hold in all. */
+export function sampleCount(counts: NativeCounts): number {
+  return [...counts.values()].reduce((a, b) => a + b, 0);
+}
+
 /** One sample: its process and thread, when it was taken (ms on the monotonic clock) and its frames, leaf first. */
 export type PerfSample = { pid: number; tid: number | null; at: number | null; frames: string[] };
 
@@ -102,9 +112,7 @@ export function eventLoopBehind(samples: readonly PerfSample[], proxies: Readonl
   for (const { pid, tid, at, frames } of samples) {
     if (proxies.has(pid) || tid !== pid || at === null) continue;
     const within = windows.filter(({ from, to }) => at >= from && at <= to).length;
-    if (within === 0) continue;
-    const part = nativePart(frames);
-    counts.set(part, (counts.get(part) ?? 0) + within);
+    if (within > 0) tally(counts, nativePart(frames), within);
   }
   return counts;
 }
@@ -217,7 +225,9 @@ export class NativeSampler {
     const processes = serverProcesses(group, port);
     if (processes.length === 0) throw new Error(`--native: no workerd process in process group ${group}`);
     const proxies = processes.filter((p) => p.proxy).length;
-    if (proxies !== 1) console.error(`--native: ${proxies} workerd processes serve port ${port}; the proxy's samples are not told apart`);
+    if (proxies !== 1) {
+      console.error(`--native: ${proxies} workerd processes serve port ${port}; the proxy's samples are not told apart, and its event loop counts as the Worker's behind the slowest answers`);
+    }
     const sampler = new NativeSampler(processes);
     const deadline = Date.now() + ATTACH_WAIT_MS;
     while (sampler.#written() === 0 && Date.now() < deadline && sampler.#perf.exitCode === null) await new Promise((r) => setTimeout(r, 50));
@@ -240,10 +250,7 @@ export class NativeSampler {
       if (script.error || script.status !== 0) throw new Error(`--native: perf script failed (${script.error?.message ?? `exit ${script.status}`}): ${script.stderr?.trim()}`);
       const samples = parsePerfScript(script.stdout);
       const counts: NativeCounts = new Map();
-      for (const { pid, frames } of samples) {
-        const part = this.#proxies.has(pid) ? PROXY : nativePart(frames);
-        counts.set(part, (counts.get(part) ?? 0) + 1);
-      }
+      for (const { pid, frames } of samples) tally(counts, this.#proxies.has(pid) ? PROXY : nativePart(frames));
       return { counts, behind: eventLoopBehind(samples, this.#proxies, slowest) };
     } finally {
       rmSync(this.#dir, { recursive: true, force: true });
@@ -253,7 +260,7 @@ export class NativeSampler {
 
 /** Adds one phase's counts into a side's running total. */
 export function addCounts(total: NativeCounts, phase: NativeCounts): void {
-  for (const [part, n] of phase) total.set(part, (total.get(part) ?? 0) + n);
+  for (const [part, n] of phase) tally(total, part, n);
 }
 
 /** Every part's name, in the order the table prints them. */
@@ -264,7 +271,7 @@ export const NATIVE_ROWS = [...NATIVE_CONTEXTS, ...NATIVE_WORK].map((p) => p.nam
  * samples times the side's CPU per request (null when either is unknown).
  */
 export function nativeMsPerRequest(counts: NativeCounts, cpuMsPerRequest: number | null): Map<string, number> | null {
-  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  const total = sampleCount(counts);
   if (total === 0 || cpuMsPerRequest === null) return null;
   return new Map(NATIVE_ROWS.map((part) => [part, ((counts.get(part) ?? 0) / total) * cpuMsPerRequest]));
 }

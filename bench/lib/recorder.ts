@@ -29,7 +29,7 @@ export class Recorder {
   readonly #errors = new Map<string, number>();
   readonly #rejected = new Map<string, number>();
   readonly #seconds: Second[] = [];
-  /** Each answered request's latency and when its answer came: what `slowest` finds its spans in. */
+  /** Each answered request's latency and when it was recorded, right as its answer came: what `slowest` finds its spans in. */
   readonly #answers: { ms: number; at: number }[] = [];
   readonly violations: string[] = [];
   violationCount = 0;
@@ -82,7 +82,8 @@ export class Recorder {
     for (const [op, n] of other.#errors) this.#errors.set(op, (this.#errors.get(op) ?? 0) + n);
     for (const [op, n] of other.#rejected) this.#rejected.set(op, (this.#rejected.get(op) ?? 0) + n);
     this.#seconds.push(...other.#seconds);
-    this.#answers.push(...other.#answers);
+    // One at a time: a long run's answers are too many to pass as arguments.
+    for (const answer of other.#answers) this.#answers.push(answer);
     this.absorbViolations(other);
     this.errorSamples.push(...other.errorSamples.slice(0, 20 - this.errorSamples.length));
   }

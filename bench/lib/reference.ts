@@ -14,7 +14,7 @@ import { startReference, type LocalServer } from "./server";
 import type { RunContext } from "../scenarios/operations";
 import type { Scenario } from "../scenarios/index";
 import { alignedRows } from "./text-table";
-import { addCounts, NATIVE_ROWS, nativeMsPerRequest, NativeSampler, PROXY, SAMPLE_MS, type NativeCounts } from "./native";
+import { addCounts, NATIVE_ROWS, nativeMsPerRequest, NativeSampler, PROXY, SAMPLE_MS, sampleCount, type NativeCounts } from "./native";
 
 /** One side of the comparison: plaudit, or a reference Worker. */
 export type Contender = {
@@ -176,11 +176,11 @@ async function referenceSettled(http: HttpClient, name: string): Promise<void> {
   }
 }
 
-/** A side's native counts so far, made empty on first use. */
-function nativeCounts(native: Map<string, NativeCounts>, name: string): NativeCounts {
-  const counts = native.get(name) ?? new Map<string, number>();
-  native.set(name, counts);
-  return counts;
+/** A side's entry in a per-side map, made by `fresh` on first use. */
+function sideEntry<T>(bySide: Map<string, T>, name: string, fresh: () => T): T {
+  const entry = bySide.get(name) ?? fresh();
+  bySide.set(name, entry);
+  return entry;
 }
 
 /** `rounds` rounds of one timed phase per side, plaudit first in odd rounds and last in even ones. */
@@ -204,12 +204,11 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
         sampler = undefined;
         if (stopping) {
           const phase = await stopping.stop(slowest);
-          addCounts(nativeCounts(native, side.name), phase.counts);
-          const mine = behind.get(side.name) ?? { counts: new Map<string, number>(), answers: 0, waitedMs: 0 };
+          addCounts(sideEntry(native, side.name, () => new Map()), phase.counts);
+          const mine = sideEntry(behind, side.name, () => ({ counts: new Map(), answers: 0, waitedMs: 0 }));
           addCounts(mine.counts, phase.behind);
           mine.answers += slowest.length;
           mine.waitedMs += slowest.reduce((sum, { from, to }) => sum + (to - from), 0);
-          behind.set(side.name, mine);
         }
         return cpu;
       };
@@ -344,6 +343,12 @@ export function yardstickRows(comparison: ReferenceComparison): string[][] {
   return [header, ...rows];
 }
 
+/** Table columns: the references in the order they ran, plaudit last. */
+function plauditLast(names: Iterable<string>): string[] {
+  const all = [...names];
+  return all.filter((name) => name !== PLAUDIT).concat(all.includes(PLAUDIT) ? [PLAUDIT] : []);
+}
+
 /**
  * With --native: each Worker's CPU per request (the median over its phases,
  * from the operating system's counters) split by the native parts its
@@ -352,7 +357,7 @@ export function yardstickRows(comparison: ReferenceComparison): string[][] {
 export function nativeRows(comparison: ReferenceComparison): string[][] {
   const native = comparison.native;
   if (!native) return [];
-  const names = [...native.keys()].filter((name) => name !== PLAUDIT).concat(native.has(PLAUDIT) ? [PLAUDIT] : []);
+  const names = plauditLast(native.keys());
   const split = names.map((name) => {
     const cpu = medianCpu(runsOf(comparison.runs, name));
     return { cpu, parts: nativeMsPerRequest(native.get(name)!, cpu) };
@@ -375,16 +380,15 @@ export function nativeRows(comparison: ReferenceComparison): string[][] {
 export function behindRows(comparison: ReferenceComparison): string[][] {
   const behind = comparison.behind;
   if (!behind) return [];
-  const names = [...behind.keys()].filter((name) => name !== PLAUDIT).concat(behind.has(PLAUDIT) ? [PLAUDIT] : []);
+  const names = plauditLast(behind.keys());
   const per = (name: string, value: number) => {
     const { answers } = behind.get(name)!;
     return answers === 0 ? "" : (value / answers).toFixed(2);
   };
-  const samples = (counts: NativeCounts) => [...counts.values()].reduce((a, b) => a + b, 0);
   return [
     [`part (the event loop's CPU ms while one of the answers at or past the p99 was on its way)`, ...names.map(workerLabel)],
     ...NATIVE_ROWS.filter((part) => part !== PROXY).map((part) => [part, ...names.map((name) => per(name, (behind.get(name)!.counts.get(part) ?? 0) * SAMPLE_MS))]),
-    ["all", ...names.map((name) => per(name, samples(behind.get(name)!.counts) * SAMPLE_MS))],
+    ["all", ...names.map((name) => per(name, sampleCount(behind.get(name)!.counts) * SAMPLE_MS))],
     ["those answers' latency (mean ms)", ...names.map((name) => per(name, behind.get(name)!.waitedMs))],
     ["answers looked behind", ...names.map((name) => String(behind.get(name)!.answers))],
   ];

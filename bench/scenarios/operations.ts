@@ -47,18 +47,22 @@ export async function writeToggle(ctx: RunContext, user: string, item: string, o
   const token = ctx.tokens.get(user)!;
   ctx.sights?.meet([item], "write");
   const copies = ctx.random() < ctx.duplicateShare ? 2 : 1;
-  const outcomes = await Promise.all(Array.from({ length: copies }, () => toggle(ctx.http, token, item, on)));
   const name = on ? "like" : "unlike";
-  for (const outcome of outcomes) {
-    if (outcome.kind === "invalid") {
-      ctx.recorder.record(name, outcome.res.ms, "error", outcome.why);
-      ctx.recorder.violation(`user ${user} item ${item} ${name}: ${outcome.why}`);
-    } else if (outcome.kind === "rejected") {
-      ctx.recorder.record(name, outcome.res.ms, "rejected");
-    } else {
-      ctx.recorder.record(name, outcome.res.ms, isError(outcome.res) ? "error" : "ok", errorDetail(outcome.res));
-    }
-  }
+  // Each copy is recorded as it is answered: the recorder takes that moment as the answer's time.
+  const outcomes = await Promise.all(
+    Array.from({ length: copies }, async () => {
+      const outcome = await toggle(ctx.http, token, item, on);
+      if (outcome.kind === "invalid") {
+        ctx.recorder.record(name, outcome.res.ms, "error", outcome.why);
+        ctx.recorder.violation(`user ${user} item ${item} ${name}: ${outcome.why}`);
+      } else if (outcome.kind === "rejected") {
+        ctx.recorder.record(name, outcome.res.ms, "rejected");
+      } else {
+        ctx.recorder.record(name, outcome.res.ms, isError(outcome.res) ? "error" : "ok", errorDetail(outcome.res));
+      }
+      return outcome;
+    }),
+  );
   const answers = outcomes.flatMap((o) => (o.kind === "answered" ? [o.answer] : []));
   if (answers.length === 0) return;
   const why = ctx.model.record(user, item, answers);

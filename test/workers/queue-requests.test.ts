@@ -1,5 +1,5 @@
 import { createMessageBatch } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { RecheckRequest, ReconcileSlice } from "../../shared/emissions";
 import { DrainIntentsRequest } from "../../shared/intents";
 import { PassStep } from "../../shared/passes";
@@ -14,7 +14,10 @@ const batchOf = (bodies: readonly unknown[]) =>
   );
 
 describe("an events-queue batch split by request kind", () => {
+  afterEach(() => vi.restoreAllMocks());
+
   it("gives each schema the valid messages of its kind, and leaves emissions and malformed or unknown messages for the aggregator", () => {
+    const parses = vi.spyOn(RecheckRequest, "safeParse");
     const batch = batchOf([
       headEmission("post:1", { seq: 1, counts: { likes: 1 } }),
       { v: 1, kind: "recheck", item: "post:2" },
@@ -39,6 +42,12 @@ describe("an events-queue batch split by request kind", () => {
     expect(rechecks.requests.map(({ request }) => request.item)).toEqual(["post:2", "post:4"]);
     expect(rechecks.others.messages.map((message) => message.id)).toEqual(["m0", "m6", "m7", "m8", "m9"]);
     expect(rechecks.others.queue).toBe("plaudit-events");
+    // Only the bodies of its kind meet the schema: an emission or another request builds no failed parse.
+    expect(parses.mock.calls.map(([body]) => body)).toEqual([
+      { v: 1, kind: "recheck", item: "post:2" },
+      { v: 1, kind: "recheck", item: "not an item" },
+      { v: 1, kind: "recheck", item: "post:4" },
+    ]);
   });
 
   it("passes the batch itself on when none of its messages is of the kind", () => {
