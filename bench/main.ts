@@ -27,7 +27,7 @@ import { seedLike } from "./scenarios/index";
 import { diff, plus, readCosts, perRequest, ZERO_COSTS, type ReadCosts } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
-import { behindRows, nativeRows, PLAUDIT, referenceContenders, SLOWEST_FROM, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
+import { behindRows, nativeRows, phaseSummary, PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
 import { NativeSampler } from "./lib/native";
 import { isScenarioRun, options, type Options } from "./options";
 import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, watchIdle } from "./lib/write-costs";
@@ -269,7 +269,9 @@ async function run(
   for (const m of convergence.mismatches.slice(0, 10)) console.log(`  wrong count: item ${m.item} is ${m.got}, expected ${m.expected}`);
   for (const e of recorder.errorSamples.slice(0, 5)) console.log(`  error: ${e}`);
   for (const e of warmUps.errorSamples.slice(0, 5)) console.log(`  error in a warm-up: ${e}`);
-  if (summary.total.rejected + warm.rejected > 0) console.log(`  ${summary.total.rejected} requests were rate limited (429): use --start, or raise RATE_LIMIT_PER_MINUTE / RATE_LIMIT_PER_DAY`);
+  if (summary.total.rejected + warm.rejected > 0) {
+    console.log(`  ${summary.total.rejected} timed requests and ${warm.rejected} in warm-ups were rate limited (429): use --start, or raise RATE_LIMIT_PER_MINUTE / RATE_LIMIT_PER_DAY`);
+  }
   const files = writeReports(report, opts.out);
   console.log(`reports: ${files.json}\n         ${files.html}`);
   if (opts.figure && passed) {
@@ -378,7 +380,7 @@ async function clock(
       firstSights = ctx.sights?.stop() ?? 0;
       recorder.absorb(phase.recorder);
       seconds += phase.seconds;
-      return { ...phase.recorder.summary(phase.seconds), slowest: phase.recorder.slowest(SLOWEST_FROM) };
+      return phaseSummary(phase.recorder, phase.seconds);
     },
     async settle() {
       await account();

@@ -9,7 +9,7 @@ import { workerdCpuMs } from "./cpu";
 import { HttpClient } from "./http";
 import { LikeModel } from "./model";
 import { timedPhase } from "./phase";
-import type { Summary, Window } from "./recorder";
+import type { Recorder, Summary, Window } from "./recorder";
 import { startReference, type LocalServer } from "./server";
 import type { RunContext } from "../scenarios/operations";
 import type { Scenario } from "../scenarios/index";
@@ -40,11 +40,16 @@ export type Contender = {
   native?(): Promise<Pick<NativeSampler, "stop">>;
 };
 
-/** A timed phase's summary, and the spans of its answers at or past its p99: what `--native` looks behind. */
-export type PhaseSummary = Summary & { slowest?: Window[] };
+/** A timed phase's summary, and the spans of its answers at or past its p99, found only when `--native` looks behind them. */
+export type PhaseSummary = Summary & { slowest?: () => Window[] };
 
 /** The answers at or past this percentile are those `--native` looks behind. */
-export const SLOWEST_FROM = 99;
+const SLOWEST_FROM = 99;
+
+/** What a side's timed phase answers, from the phase's own recorder. */
+export function phaseSummary(recorder: Recorder, seconds: number): PhaseSummary {
+  return { ...recorder.summary(seconds), slowest: () => recorder.slowest(SLOWEST_FROM) };
+}
 
 /** With --native: what a Worker's event loop did while its slowest answers were on their way, over all its phases. */
 export type Behind = { counts: NativeCounts; answers: number; waitedMs: number };
@@ -141,7 +146,7 @@ export function referenceContenders(
         : {}),
       async phase() {
         const { recorder, seconds } = await load(phase.seconds, `reference ${name}`);
-        return { ...recorder.summary(seconds), slowest: recorder.slowest(SLOWEST_FROM) };
+        return phaseSummary(recorder, seconds);
       },
       settle: () => referenceSettled(clients[i]!, name),
     };
@@ -196,24 +201,25 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
       let sampler = await side.native?.();
       const cpuBefore = side.cpuMs?.() ?? null;
       let total: Summary["total"];
-      let slowest: Window[] = [];
+      let slowest: PhaseSummary["slowest"];
       let cpuAfter: number | null;
       const endSpan = async () => {
         const cpu = side.cpuMs?.() ?? null;
         const stopping = sampler;
         sampler = undefined;
         if (stopping) {
-          const phase = await stopping.stop(slowest);
+          const spans = slowest?.() ?? [];
+          const phase = await stopping.stop(spans);
           addCounts(sideEntry(native, side.name, () => new Map()), phase.counts);
           const mine = sideEntry(behind, side.name, () => ({ counts: new Map(), answers: 0, waitedMs: 0 }));
           addCounts(mine.counts, phase.behind);
-          mine.answers += slowest.length;
-          mine.waitedMs += slowest.reduce((sum, { from, to }) => sum + (to - from), 0);
+          mine.answers += spans.length;
+          mine.waitedMs += spans.reduce((sum, { from, to }) => sum + (to - from), 0);
         }
         return cpu;
       };
       try {
-        ({ total, slowest = [] } = await side.phase());
+        ({ total, slowest } = await side.phase());
         // After a warm-up the phase's own tail is left out, as the warm-up's ran into it; without
         // one, each phase's CPU is measured to the end of its tail, the last phase's too.
         if (side.warmUp) {

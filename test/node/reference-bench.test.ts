@@ -239,7 +239,7 @@ describe("the rounds of --reference", () => {
           return { counts: new Map([["JavaScript (V8)", 3]]), behind: new Map([["garbage collection", slowest.length]]) };
         },
       }),
-      phase: async () => ({ total: { count: 10, opsPerSecond: 1, p50: 1, p99: 2, errors: 0 }, slowest: slow }) as Awaited<ReturnType<Contender["phase"]>>,
+      phase: async () => ({ total: { count: 10, opsPerSecond: 1, p50: 1, p99: 2, errors: 0 }, slowest: () => slow }) as Awaited<ReturnType<Contender["phase"]>>,
     });
     const slow = [{ from: 0, to: 30 }, { from: 10, to: 50 }];
     const { native, behind } = await runRounds(side("plaudit", slow), [side("like", [{ from: 5, to: 15 }])], 2);
@@ -247,6 +247,21 @@ describe("the rounds of --reference", () => {
     expect(native?.get("plaudit")).toEqual(new Map([["JavaScript (V8)", 6]]));
     expect(behind?.get("plaudit")).toEqual({ counts: new Map([["garbage collection", 4]]), answers: 4, waitedMs: 140 });
     expect(behind?.get("like")).toEqual({ counts: new Map([["garbage collection", 2]]), answers: 2, waitedMs: 20 });
+    // Without a sampler no phase's slowest answers are looked for.
+    let asked = 0;
+    const unsampled: Contender = {
+      name: "plaudit",
+      phase: async () =>
+        ({
+          total: { count: 10, opsPerSecond: 1, p50: 1, p99: 2, errors: 0 },
+          slowest: () => {
+            asked++;
+            return slow;
+          },
+        }) as Awaited<ReturnType<Contender["phase"]>>,
+    };
+    expect((await runRounds(unsampled, [], 2)).behind).toBeUndefined();
+    expect(asked).toBe(0);
   });
 
   it("takes in the wrong answers of requests off the clock, every one counted, and none of their latencies", () => {
