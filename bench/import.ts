@@ -13,7 +13,7 @@ import { batchSender, fileCheckpoint, fileLines, fileSize, pacer } from "../scri
 import { HttpClient } from "./lib/http";
 import { idRange, serviceToken } from "./lib/plaudit";
 import { removeStateDir, startServer } from "./lib/server";
-import { costsBetween, costsTable, settledMetrics } from "./lib/write-costs";
+import { costsBetween, costsTable, settledMetrics, untilSwept } from "./lib/write-costs";
 import { currentCommit, machineNow, saveFigure, tableFigure } from "./lib/figures";
 
 const { values } = parseArgs({
@@ -79,13 +79,16 @@ try {
     return null;
   });
   const settledSeconds = (Date.now() - started) / 1_000;
+  // The costs take in the users' sweeps too (the delivered marks' commits), due after the stores settled.
+  await untilSwept(started + importSeconds * 1_000);
+  const costsAfter = after && (await settledMetrics(http, service, 120_000).catch(() => after));
   if (report) {
     if (!finished) console.log(`cut off after ${values.seconds} s at line ${report.line} of ${edges}`);
     console.log(
       `imported ${report.read} lines (${report.applied} applied) in ${importSeconds.toFixed(1)} s: ${(report.read / importSeconds).toFixed(1)} edges/s (--parallel ${values.parallel}, slowed by the server ${slowed} times)`,
     );
     console.log(`stores settled (metrics quiet) ${settledSeconds.toFixed(1)} s after the start: ${(report.applied / settledSeconds).toFixed(0)} edges/s end to end`);
-    if (after) console.log(costsTable(costsBetween(before, after, report.applied), null).replaceAll("per like", "per imported edge"));
+    if (costsAfter) console.log(costsTable(costsBetween(before, costsAfter, report.applied), null).replaceAll("per like", "per imported edge"));
     // A cut-off run is a figure too (the doc says so in its row); a run with refusals is not.
     if (values.figure && report.refusals.length === 0) {
       const run = { script: "bench:import", argv: process.argv.slice(2), commit: currentCommit(), startedAt: new Date(started).toISOString(), machine: machineNow() };

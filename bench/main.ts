@@ -30,7 +30,7 @@ import { runWorkers, timedPhase } from "./lib/phase";
 import { behindRows, nativeRows, phaseSummary, PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
 import { NativeSampler } from "./lib/native";
 import { isScenarioRun, options, type Options } from "./options";
-import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, watchIdle } from "./lib/write-costs";
+import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, untilSwept, watchIdle } from "./lib/write-costs";
 import { workerdCpuMs } from "./lib/cpu";
 import { runLiveBench } from "./scenarios/live";
 import { runViralBench } from "./scenarios/viral";
@@ -190,9 +190,12 @@ async function run(
 
   console.error("waiting for counts to converge...");
   const convergence = await settleAndConverge(ctx, tokens, opts.convergeSeconds);
+  // The last writes: the lag probe's, and any undecided request settled above.
+  const lastWriteAt = Date.now();
   const writers = [...new Set(model.items().flatMap((item) => model.usersOf(item)))];
   const outbox = writers.length > 0 ? await awaitOutboxesDrained(http, service, writers, opts.convergeSeconds * 1000) : null;
   const hotItem = model.items().includes(ctx.picker.hot) ? await hotItemShare(http, service, ctx.picker.hot) : null;
+  await untilSwept(lastWriteAt);
   const writeCosts = costsBetween(metricsBefore, await settledMetrics(http, service));
   if (opts.idleSeconds > 0) console.error(`watching the idle system for ${opts.idleSeconds} s...`);
   const idle = opts.idleSeconds > 0 ? await watchIdle(http, service, opts.idleSeconds) : null;
@@ -318,6 +321,7 @@ async function clock(
   // What a phase leaves for its settling to account for.
   let before: Awaited<ReturnType<typeof hotHead>> = null;
   let early: Awaited<ReturnType<typeof scrapeMetrics>> | null = null;
+  let phaseEndedAt = 0;
   let firstSights = 0;
   // The warm-ups' requests: off the clock, but checked as the timed phases' are.
   const warmUps = new Recorder();
@@ -377,6 +381,7 @@ async function clock(
       early = await scrapeMetrics(ctx.http, service).catch(() => null);
       ctx.sights?.countFrom();
       const phase = await timed;
+      phaseEndedAt = Date.now();
       firstSights = ctx.sights?.stop() ?? 0;
       recorder.absorb(phase.recorder);
       seconds += phase.seconds;
@@ -384,7 +389,7 @@ async function clock(
     },
     async settle() {
       await account();
-      const { quiet, ms } = await awaitQuiet(ctx.http, service, opts.convergeSeconds * 1000);
+      const { quiet, ms } = await awaitQuiet(ctx.http, service, opts.convergeSeconds * 1000, phaseEndedAt);
       if (quiet) console.error(`plaudit quiet ${(ms / 1000).toFixed(1)} s after its phase`);
       else console.error(`plaudit still busy ${(ms / 1000).toFixed(1)} s after its phase: the next phase shares the machine with it`);
     },

@@ -20,13 +20,10 @@ import { forgetAtHomes, requestWipe } from "./lib/removal-calls";
 import { Alarm } from "./lib/alarm";
 import { MeteredStorage } from "./lib/metered-storage";
 import { EdgeDelivery } from "./lib/edge-delivery";
-import { Soon } from "./lib/soon";
 import { UserOutbox, type EdgeRef } from "./lib/user-outbox";
 import { scheduleFlush } from "../metrics/flush";
-import { DELIVERED_PERSIST_MS } from "../shared/object-windows";
+import { OUTBOX_SWEEP_MS } from "../shared/object-windows";
 
-/** A safety alarm after every burst of writes: it redelivers whatever a crash left in the outbox. */
-const OUTBOX_SWEEP_MS = 10_000;
 const RETRY_BASE_MS = 1_000;
 const RETRY_CAP_MS = 5 * 60_000;
 /** A removal step cut off by a crash is taken up again after this long. */
@@ -55,9 +52,8 @@ export class UserLikes extends DurableObject<Env> {
   #tats = new Map<string, number>();
   /** Event limiter state is memory only: a view must not cost a durable write. */
   #eventTats = new Map<string, number>();
-  /** What the item side has not acknowledged; acknowledgements ride on the next like's commit, or a commit of their own soon after. */
+  /** What the item side has not acknowledged; acknowledgements ride on the next like's commit, or on the sweep alarm's. */
   readonly #outbox: UserOutbox;
-  readonly #persistDelivered: Soon;
   #retryAttempt = 0;
   readonly #delivery: EdgeDelivery;
   readonly #removal: Removal;
@@ -68,7 +64,6 @@ export class UserLikes extends DurableObject<Env> {
     this.#alarm = new Alarm(this.#storage);
     this.#schema = new SqlSchema(this.#storage, MIGRATIONS, BASELINE);
     this.#outbox = new UserOutbox(this.#storage);
-    this.#persistDelivered = new Soon("outbox_delivered_persist_failed", DELIVERED_PERSIST_MS, () => this.#storeDelivered());
     const clock = new DeadlineClock();
     this.#delivery = new EdgeDelivery({
       env,
@@ -76,7 +71,6 @@ export class UserLikes extends DurableObject<Env> {
       storage: this.#storage,
       outbox: this.#outbox,
       user: () => this.#user,
-      acknowledged: () => this.#persistDelivered.request(),
       failed: () => this.#alarm.request(Date.now() + RETRY_BASE_MS),
     });
     this.#removal = new Removal(
@@ -279,12 +273,17 @@ export class UserLikes extends DurableObject<Env> {
     let failures = 0;
     try {
       if (this.#schema.ready) failures = await this.#delivery.redeliver();
-      // The alarm woke the object anyway: what it delivered is stored now.
-      this.#storeDelivered();
     } catch (error) {
       log("error", "outbox_redelivery_failed", { error: String(error) });
     }
     const removalStep = await this.#removal.step();
+    try {
+      // The sweep's one commit: every mark delivered by now, this run's and the burst's
+      // before it. A delivery still in flight keeps its edge pending, and so the alarm.
+      this.#storeDelivered();
+    } catch (error) {
+      log("error", "outbox_delivered_persist_failed", { error: String(error) });
+    }
     try {
       let next = removalStep;
       if (this.pendingDeliveries() > 0) {
@@ -305,14 +304,11 @@ export class UserLikes extends DurableObject<Env> {
 
   /**
    * Delivered marks that no like's commit picked up: stored on their own, so
-   * an evicted object does not wake up to deliver them again. An empty outbox
-   * needs no sweep: the alarm is cleared and the idle object stays asleep.
+   * an evicted object does not wake up to deliver them again.
    */
   #storeDelivered(): void {
     if (!this.#outbox.stale) return;
     this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET outbox = ?", this.#outbox.next([])));
-    this.#persistDelivered.cancel();
-    this.#alarm.settle();
   }
 
   /**
@@ -329,7 +325,6 @@ export class UserLikes extends DurableObject<Env> {
       JSON.stringify(Object.fromEntries(tats)),
       this.#outbox.next(changed),
     );
-    this.#persistDelivered.cancel();
   }
 
   /** Edges in the stored outbox, delivered or not: the alarm is kept while there are any. */

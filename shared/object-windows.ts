@@ -1,18 +1,20 @@
-// The timers an object keeps after a like so that later likes can share its
-// commits. While one is pending the object cannot hibernate, and Cloudflare
-// bills its duration (capacity/model.ts prices them; docs/benchmarks.md, "What
-// a like costs", weighs them against the rows they save).
+// The windows an object keeps after a like so that later likes can share its
+// commits. The item's are timers: while one is pending the object cannot
+// hibernate, and Cloudflare bills its duration (capacity/model.ts prices them;
+// docs/benchmarks.md, "What a like costs", weighs them against the rows they
+// save). The user's is an alarm, which holds the object in nothing.
 import { USER_DELIVERY_DELAY_MS } from "./own-writes";
 
 /**
- * Delivered marks ride on the user's next like's commit; once the object has
- * delivered nothing for this long (durable-objects/lib/soon.ts) they get a
- * commit of their own: a user who keeps liking every second or two pays no
- * extra commit, and the wait stays well short of the ten seconds or more of
- * quiet after which an object may be evicted (a crash before it only costs a
- * redelivery).
+ * The user's sweep alarm, set by the commit of a burst's first change: it
+ * redelivers what a crash left in the outbox, and stores in one commit the
+ * delivered marks no like's commit picked up. So a user whose likes come
+ * within this long of a burst's first pays one commit for all their marks,
+ * and an object that delivered everything holds no timer: the marks wait in
+ * memory, and an eviction before the alarm only costs a redelivery, which
+ * the item side refuses as not newer.
  */
-export const DELIVERED_PERSIST_MS = 2_000;
+export const OUTBOX_SWEEP_MS = 10_000;
 
 /** An item's object emits at most about once per this interval while it changes. */
 export const EMIT_INTERVAL_MS = 1_000;
@@ -29,14 +31,14 @@ export const ACK_PERSIST_MS = 2_000;
 /**
  * The seconds a like holds objects unable to hibernate when nothing else
  * keeps them awake: the user's, from the delivery's delay through the item's
- * commit window (its answer waits for that commit) to the delivered mark's
- * window; the item's, from its commit window through the emission's interval
- * to its acknowledgement's window (the wait for the acknowledgement itself
- * holds no timer).
+ * commit window (its answer waits for that commit; the delivered mark then
+ * waits for the sweep alarm, which holds no timer); the item's, from its
+ * commit window through the emission's interval to its acknowledgement's
+ * window (the wait for the acknowledgement itself holds no timer).
  */
 export function awakeSecondsPerLike(itemCommitWindowMs: number): { user: number; item: number } {
   return {
-    user: (USER_DELIVERY_DELAY_MS + itemCommitWindowMs + DELIVERED_PERSIST_MS) / 1000,
+    user: (USER_DELIVERY_DELAY_MS + itemCommitWindowMs) / 1000,
     item: (itemCommitWindowMs + EMIT_INTERVAL_MS + ACK_PERSIST_MS) / 1000,
   };
 }

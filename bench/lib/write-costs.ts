@@ -4,6 +4,7 @@
 // writes; a wait for the tail of a load to end (between the rounds of
 // `--reference`); and, after the load, an idle watch that expects none of them.
 import type { HttpClient } from "./http";
+import { OUTBOX_SWEEP_MS } from "../../shared/object-windows";
 
 type Samples = Map<string, number>;
 
@@ -43,8 +44,9 @@ export async function settledMetrics(http: HttpClient, serviceToken: string, lim
 const BACKGROUND = ["plaudit_storage_commits_total", "plaudit_storage_alarms_run_total", "plaudit_queue_messages_total"];
 /**
  * Objects flush their metrics within a second, and the pipeline's steps are
- * up to about 1.5 s apart (after a 5 s write phase: emissions and the
- * consumer, then delivered marks, then the users' alarms up to 7 s later).
+ * up to about 1.5 s apart (deliveries, emissions and the consumer, the
+ * items' acknowledgements); the users' sweeps come later, and are waited for
+ * by the clock (untilSwept).
  */
 const QUIET_MS = 3_000;
 /**
@@ -55,12 +57,25 @@ const QUIET_MS = 3_000;
 const QUIET_POLL_MS = 1_000;
 
 /**
- * Polls /metrics until the background counters have stood still for
- * QUIET_MS (at most `limitMs`), so whatever runs next does not share the
- * machine with the tail of plaudit's last load.
+ * Waits until the users' sweep alarms set by writes up to `lastWriteAt` have
+ * come due (shared/object-windows.ts): each stores its burst's delivered
+ * marks in a commit of its own, part of what those likes cost and work an
+ * idle system is not yet done with. A settling read after it sees them run.
  */
-export async function awaitQuiet(http: HttpClient, serviceToken: string, limitMs: number): Promise<{ quiet: boolean; ms: number }> {
+export async function untilSwept(lastWriteAt: number): Promise<void> {
+  const wait = lastWriteAt + OUTBOX_SWEEP_MS - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
+/**
+ * Polls /metrics until the sweeps of writes up to `lastWriteAt` are due and
+ * the background counters have stood still for QUIET_MS (at most
+ * `limitMs`), so whatever runs next does not share the machine with the
+ * tail of plaudit's last load.
+ */
+export async function awaitQuiet(http: HttpClient, serviceToken: string, limitMs: number, lastWriteAt: number): Promise<{ quiet: boolean; ms: number }> {
   const started = Date.now();
+  await untilSwept(lastWriteAt);
   let last = await scrapeMetrics(http, serviceToken);
   let stillSince = Date.now();
   for (;;) {

@@ -26,8 +26,6 @@ export interface DeliveryHost {
   outbox: UserOutbox;
   /** The user whose edges these are; null before the object's first write. */
   user(): string | null;
-  /** The item side acknowledged a change: the object stores the mark soon. */
-  acknowledged(): void;
   /** A delivery failed: it stays in the outbox, and the object wakes to retry it. */
   failed(): void;
 }
@@ -145,9 +143,6 @@ export class EdgeDelivery {
           outbox.delivered({ item, counter }, change);
           // Changes left by an earlier instance (a redelivery after a restart) count as one.
           metrics.count("outbox_delivered_total", { object: "user_likes" }, Math.max(carried, 1));
-          // Counted: should what follows throw, the catch must not put these changes back.
-          carried = 0;
-          this.host.acknowledged();
           return true;
         }
         rememberPlacement(item, result.placement, config(env).SHARD_MAP_TTL_MS, Date.now());

@@ -7,6 +7,7 @@ import { call, countOf, freshId, json, like, newUser, tokenFor, unlike } from ".
 import { failNext, failuresLeft } from "./fault-points";
 import { MeteredStorage } from "../../durable-objects/lib/metered-storage";
 import { UserOutbox } from "../../durable-objects/lib/user-outbox";
+import { OUTBOX_SWEEP_MS } from "../../shared/object-windows";
 
 const itemStub = (key: string) => env.ITEM_COUNTER.get(env.ITEM_COUNTER.idFromName(key));
 const userStub = (id: string) => env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${id}`));
@@ -177,6 +178,46 @@ describe("an acknowledged like survives an item side that fails", () => {
     await runDurableObjectAlarm(userStub(user.id));
     expect((await item.read()).counts.likes).toBe(0);
     expect(await userStub(user.id).pendingDeliveries()).toBe(0);
+  });
+});
+
+describe("delivered marks wait for a commit the user's object makes anyway", () => {
+  /** The items the stored outbox lists, and the alarm. */
+  const stored = (user: string) =>
+    runInDurableObject(userStub(user), async (_, state) => ({
+      outbox: (JSON.parse(state.storage.sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox) as [string, string][]).map(([item]) => item),
+      alarm: await state.storage.getAlarm(),
+    }));
+
+  it("keeps a delivered mark in memory until the next like's commit or the sweep's takes it, and the sweep then leaves no alarm", async () => {
+    const user = await newUser();
+    const [first, second] = [freshId(), freshId()];
+    const asked = Date.now();
+    expect((await like(user.token, first)).status).toBe(200);
+    await expect.poll(() => userStub(user.id).pendingDeliveries(), { timeout: 10_000 }).toBe(0);
+    // Delivered, still listed: no commit of its own, and the burst's sweep set by the like's commit.
+    const delivered = await stored(user.id);
+    expect(delivered.outbox).toEqual([`post:${first}`]);
+    expect(delivered.alarm).toBeGreaterThanOrEqual(asked + OUTBOX_SWEEP_MS);
+    expect((await like(user.token, second)).status).toBe(200);
+    // The second like's commit took the first one's mark out and left the sweep where it was.
+    expect(await stored(user.id)).toEqual({ outbox: [`post:${second}`], alarm: delivered.alarm });
+    await expect.poll(() => userStub(user.id).pendingDeliveries(), { timeout: 10_000 }).toBe(0);
+    expect(await runDurableObjectAlarm(userStub(user.id))).toBe(true);
+    expect(await stored(user.id)).toEqual({ outbox: [], alarm: null });
+  });
+
+  it("costs an eviction before the sweep only a redelivery, which the item side does not count again", async () => {
+    const user = await newUser();
+    const id = freshId();
+    expect((await like(user.token, id)).status).toBe(200);
+    await expect.poll(() => userStub(user.id).pendingDeliveries(), { timeout: 10_000 }).toBe(0);
+    await runInDurableObject(userStub(user.id), (_, state) => state.abort("an eviction")).catch(() => {});
+    // The new instance knows no mark: the listed edge waits again, and its alarm sends it.
+    expect(await userStub(user.id).pendingDeliveries()).toBe(1);
+    await expect.poll(() => stored(user.id), { timeout: 20_000 }).toEqual({ outbox: [], alarm: null });
+    expect((await itemStub(`post:${id}`).read()).counts.likes).toBe(1);
+    expect(await countOf(id)).toBe(1);
   });
 });
 

@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { countOf, json, like, newUser, freshId, unlike, call } from "./helpers";
@@ -20,15 +20,18 @@ describe("like and unlike", () => {
   it("keeps a repeated request's use of the limits for the user's next change instead of a write of its own, and loses none of it", async () => {
     const user = await newUser();
     const item = freshId();
+    const userStub = env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${user.id}`));
     const stored = () =>
-      runInDurableObject(env.USER_LIKES.get(env.USER_LIKES.idFromName(`u:${user.id}`)), (_, state) => {
+      runInDurableObject(userStub, (_, state) => {
         const row = state.storage.sql.exec<{ tats: string; outbox: string }>("SELECT tats, outbox FROM state").one();
         const actedAt = state.storage.sql.exec<{ acted_at: number }>("SELECT acted_at FROM edges WHERE item = ?", `post:${item}`).one().acted_at;
         return { day: (JSON.parse(row.tats) as Record<string, number>)["likes:day"]!, outboxEmpty: row.outbox === "[]", actedAt };
       });
     expect((await json(await like(user.token, item))).status).toBe("liked");
-    // Once the delivered mark is stored, a repeat has nothing to fold in.
-    await expect.poll(async () => (await stored()).outboxEmpty, { timeout: 10_000, interval: 100 }).toBe(true);
+    // Once the sweep has stored the delivered mark, a repeat has nothing to fold in.
+    await expect.poll(() => userStub.pendingDeliveries(), { timeout: 10_000 }).toBe(0);
+    await runDurableObjectAlarm(userStub);
+    expect((await stored()).outboxEmpty).toBe(true);
     const first = await stored();
     expect((await json(await like(user.token, item))).status).toBe("already_liked");
     const repeated = await stored();
