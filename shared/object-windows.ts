@@ -11,10 +11,12 @@ import { USER_DELIVERY_DELAY_MS } from "./own-writes";
  * delivered marks no like's commit picked up. So a user whose likes come
  * within this long of a burst's first pays one commit for all their marks,
  * and an object that delivered everything holds no timer: the marks wait in
- * memory, and an eviction before the alarm only costs a redelivery, which
- * the item side refuses as not newer.
+ * memory. The sweep comes before the 10 s of inactivity after which the
+ * platform may hibernate the object (and the local runtime evict it), so
+ * the marks are stored before they can be lost; an eviction before it only
+ * costs a redelivery, which the item side refuses as not newer.
  */
-export const OUTBOX_SWEEP_MS = 10_000;
+export const OUTBOX_SWEEP_MS = 8_000;
 
 /** An item's object emits at most about once per this interval while it changes. */
 export const EMIT_INTERVAL_MS = 1_000;
