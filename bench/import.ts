@@ -79,8 +79,9 @@ try {
     return null;
   });
   const settledSeconds = (Date.now() - started) / 1_000;
-  // The costs take in the users' sweeps too (the delivered marks' commits), due after the stores settled.
-  await untilSwept(started + importSeconds * 1_000);
+  // The costs take in the users' sweeps too (the delivered marks' commits), which may come after the stores settled.
+  const importEndedAt = started + importSeconds * 1_000;
+  await untilSwept(importEndedAt);
   const costsAfter = after && (await settledMetrics(http, service, 120_000).catch(() => after));
   if (report) {
     if (!finished) console.log(`cut off after ${values.seconds} s at line ${report.line} of ${edges}`);

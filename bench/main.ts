@@ -146,6 +146,8 @@ async function run(
     // Seeding is not measured: a few connections keep the pipeline's backlog, and the wait for it, short.
     await runWorkers(ctx, users, Math.min(opts.connections, SEED_CONNECTIONS), () => (left-- > 0 ? seedLike : null));
     const seeded = await settleAndConverge(ctx, tokens, opts.convergeSeconds);
+    // The seeding's sweeps are its own work, not the measured phase's.
+    await untilSwept(Date.now());
     if (ctx.recorder.violationCount > 0 || !seeded.converged) {
       console.error(`seeding failed: ${ctx.recorder.violations.concat(JSON.stringify(seeded.mismatches.slice(0, 5))).join("\n")}`);
       return 1;

@@ -145,7 +145,7 @@ export class UserLikes extends DurableObject<Env> {
         return null;
       }
       writeUserEdge(sql, { ...edge, state: want, at: request.askedAt });
-      // The sweep rides on this commit: it redelivers whatever a crash leaves in the outbox.
+      // The sweep rides on this commit: it redelivers whatever a crash leaves in the outbox, and stores the burst's delivered marks.
       this.#alarm.ensure(now + OUTBOX_SWEEP_MS);
       return { item: request.item, counter: request.counter, seq };
     });
@@ -262,9 +262,10 @@ export class UserLikes extends DurableObject<Env> {
   }
 
   /**
-   * Redelivers the outbox. Never throws: the platform gives up on an alarm
-   * after six failed retries, so this handler catches everything and re-arms
-   * itself with capped, jittered backoff for as long as the outbox is not empty.
+   * Redelivers the outbox and stores the delivered marks no like's commit
+   * took. Never throws: the platform gives up on an alarm after six failed
+   * retries, so this handler catches everything and re-arms itself with
+   * capped, jittered backoff for as long as the outbox is not empty.
    */
   override async alarm(): Promise<void> {
     this.#storage.alarmFired();
@@ -283,6 +284,8 @@ export class UserLikes extends DurableObject<Env> {
       this.#storeDelivered();
     } catch (error) {
       log("error", "outbox_delivered_persist_failed", { error: String(error) });
+      // The stored list still holds delivered edges: the next run stores their marks.
+      this.#alarm.request(Date.now() + RETRY_BASE_MS);
     }
     try {
       let next = removalStep;

@@ -14,7 +14,7 @@ import { USER_DELIVERY_DELAY_MS } from "./own-writes";
  * memory. The sweep comes before the 10 s of inactivity after which the
  * platform may hibernate the object (and the local runtime evict it), so
  * the marks are stored before they can be lost; an eviction before it only
- * costs a redelivery, which the item side refuses as not newer.
+ * costs a redelivery, which the item side answers without counting again.
  */
 export const OUTBOX_SWEEP_MS = 8_000;
 

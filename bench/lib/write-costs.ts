@@ -56,6 +56,9 @@ const QUIET_MS = 3_000;
  */
 const QUIET_POLL_MS = 1_000;
 
+/** An alarm may run a little after its time, and its object flushes its metrics within a second. */
+const SWEEP_GRACE_MS = 2_000;
+
 /**
  * Waits until the users' sweep alarms set by writes up to `lastWriteAt` have
  * come due (shared/object-windows.ts): each stores its burst's delivered
@@ -63,7 +66,7 @@ const QUIET_POLL_MS = 1_000;
  * idle system is not yet done with. A settling read after it sees them run.
  */
 export async function untilSwept(lastWriteAt: number): Promise<void> {
-  const wait = lastWriteAt + OUTBOX_SWEEP_MS - Date.now();
+  const wait = lastWriteAt + OUTBOX_SWEEP_MS + SWEEP_GRACE_MS - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
@@ -76,6 +79,8 @@ export async function untilSwept(lastWriteAt: number): Promise<void> {
 export async function awaitQuiet(http: HttpClient, serviceToken: string, limitMs: number, lastWriteAt: number): Promise<{ quiet: boolean; ms: number }> {
   const started = Date.now();
   await untilSwept(lastWriteAt);
+  // The limit bounds the wait for stillness, not the sweeps' known delay.
+  const limitFrom = Date.now();
   let last = await scrapeMetrics(http, serviceToken);
   let stillSince = Date.now();
   for (;;) {
@@ -85,7 +90,7 @@ export async function awaitQuiet(http: HttpClient, serviceToken: string, limitMs
     if (BACKGROUND.some((name) => delta(last, next, name) !== 0)) stillSince = now;
     last = next;
     if (now - stillSince >= QUIET_MS) return { quiet: true, ms: now - started };
-    if (now - started >= limitMs) return { quiet: false, ms: now - started };
+    if (now - limitFrom >= limitMs) return { quiet: false, ms: now - started };
   }
 }
 

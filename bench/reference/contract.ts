@@ -29,7 +29,7 @@ import { answer, bearerUser } from "./auth";
 
 export type ContractEnv = { AUTH_SECRET: string; RATE_LIMIT_PER_MINUTE: string; RATE_LIMIT_PER_DAY: string; USERS: DurableObjectNamespace<ContractUser> };
 
-/** The redelivery sweep's delay, as plaudit's user object sets it. */
+/** The redelivery sweep's delay; plaudit's user object sweeps a little sooner (OUTBOX_SWEEP_MS), before an idle object may hibernate. */
 const SWEEP_MS = 10_000;
 /** Items an isolate remembers, as plaudit's count cache bounds them. */
 const REMEMBERED_ITEMS = 10_000;
