@@ -79,7 +79,7 @@ try {
     return null;
   });
   const settledSeconds = (Date.now() - started) / 1_000;
-  // The costs take in the users' sweeps too (the delivered marks' commits), which may come after the stores settled.
+  // The costs take in the sweeps too (the marks' and acknowledgements' commits), which may come after the stores settled.
   const importEndedAt = started + importSeconds * 1_000;
   await untilSwept(importEndedAt);
   const costsAfter = after && (await settledMetrics(http, service, 120_000).catch(() => after));

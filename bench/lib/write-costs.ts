@@ -4,7 +4,7 @@
 // writes; a wait for the tail of a load to end (between the rounds of
 // `--reference`); and, after the load, an idle watch that expects none of them.
 import type { HttpClient } from "./http";
-import { OUTBOX_SWEEP_MS } from "../../shared/object-windows";
+import { ACK_SWEEP_MS, OUTBOX_SWEEP_MS } from "../../shared/object-windows";
 
 type Samples = Map<string, number>;
 
@@ -44,9 +44,8 @@ export async function settledMetrics(http: HttpClient, serviceToken: string, lim
 const BACKGROUND = ["plaudit_storage_commits_total", "plaudit_storage_alarms_run_total", "plaudit_queue_messages_total"];
 /**
  * Objects flush their metrics within a second, and the pipeline's steps are
- * up to about 1.5 s apart (deliveries, emissions and the consumer, the
- * items' acknowledgements); the users' sweeps come later, and are waited for
- * by the clock (untilSwept).
+ * up to about 1.5 s apart (deliveries, emissions and the consumer); the
+ * sweeps come later, and are waited for by the clock (untilSwept).
  */
 const QUIET_MS = 3_000;
 /**
@@ -56,17 +55,22 @@ const QUIET_MS = 3_000;
  */
 const QUIET_POLL_MS = 1_000;
 
-/** An alarm may run a little after its time, and its object flushes its metrics within a second. */
+/**
+ * An item's sweep counts from its apply, up to a commit window after the
+ * like; an alarm may run a little after its time; its object flushes its
+ * metrics within a second.
+ */
 const SWEEP_GRACE_MS = 2_000;
 
 /**
- * Waits until the users' sweep alarms set by writes up to `lastWriteAt` have
- * come due (shared/object-windows.ts): each stores its burst's delivered
- * marks in a commit of its own, part of what those likes cost and work an
- * idle system is not yet done with. A settling read after it sees them run.
+ * Waits until the sweep alarms set by writes up to `lastWriteAt` have come
+ * due (shared/object-windows.ts): each stores its burst's delivered marks
+ * (a user's) or acknowledgements (an item's) in a commit of its own, part of
+ * what those likes cost and work an idle system is not yet done with. A
+ * settling read after it sees them run.
  */
 export async function untilSwept(lastWriteAt: number): Promise<void> {
-  const wait = lastWriteAt + OUTBOX_SWEEP_MS + SWEEP_GRACE_MS - Date.now();
+  const wait = lastWriteAt + Math.max(OUTBOX_SWEEP_MS, ACK_SWEEP_MS) + SWEEP_GRACE_MS - Date.now();
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 

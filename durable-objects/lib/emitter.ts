@@ -4,13 +4,12 @@ import { isNewer, type EdgeChange } from "../../shared/edges";
 import { backoffMs } from "../../shared/retries";
 import type { Alarm } from "./alarm";
 import type { MeteredStorage } from "./metered-storage";
-import { Soon } from "./soon";
 import { MAX_SEND_BATCH, type CountSnapshot, type Emission, type Origin } from "../../shared/emissions";
 import { edgeKey, EmissionOutbox, type EdgeRow } from "./emission-outbox";
 import { packEmission } from "./emission-pack";
 import type { StateRow } from "./state-row";
 import { InFlight } from "./in-flight";
-import { ACK_PERSIST_MS, EMIT_INTERVAL_MS } from "../../shared/object-windows";
+import { ACK_SWEEP_MS, EMIT_INTERVAL_MS } from "../../shared/object-windows";
 
 /**
  * An emission not acknowledged after this long is sent again, and each further
@@ -71,12 +70,13 @@ type Sent = { inc: number; seq: number; at: number; tries: number };
  * Costs no commit of its own while the object changes: changes are recorded
  * inside the owner's transaction (`record*`), acknowledgements are folded
  * into the owner's next transaction (`fold`), and sending runs from a timer,
- * at most once per EMIT_INTERVAL_MS; the object's alarm is only the resend
- * time, set in the commit that recorded the change. Acknowledgements that no
- * owner commit picks up within ACK_PERSIST_MS are committed on their own, so
- * an idle object stores what ends its resends before it can be evicted. A
- * crash in between only means a resend: the aggregator's writes are
- * conditional on newer versions, so a resend changes nothing.
+ * at most once per EMIT_INTERVAL_MS; the object's alarm, set in the commit
+ * that recorded the change, is the sweep (ACK_SWEEP_MS) and then the resend
+ * time. Acknowledgements that no owner commit picks up are committed by the
+ * sweep, so an idle object stores what ends its resends before it can be
+ * evicted, and holds no timer meanwhile. A crash in between only means a
+ * resend: the aggregator's writes are conditional on newer versions, so a
+ * resend changes nothing.
  *
  * Usage in an object: call `fold()` and `record*()` inside its
  * `transactionSync`, `wake()` right after it (same turn, so the alarm rides on
@@ -102,7 +102,6 @@ export class Emitter {
   /** Sends run one at a time (the timer's and the alarm's), so one version is not sent twice at once. */
   #sending: Promise<void> = Promise.resolve();
   #namelessLogged = false;
-  readonly #persist: Soon;
 
   constructor(
     ctx: DurableObjectState,
@@ -115,10 +114,6 @@ export class Emitter {
   ) {
     this.#outbox = new EmissionOutbox(storage.sql, options.row, options.ready);
     objectAlarm.register(() => !this.idle);
-    this.#persist = new Soon("emission_ack_persist_failed", ACK_PERSIST_MS, () => {
-      if (this.options.ready() && this.#hasUnfolded()) this.storage.commit(() => this.fold());
-      this.objectAlarm.settle();
-    });
     this.#ackedSeq = this.#outbox.committed().ackedSeq;
     ctx.blockConcurrencyWhile(async () => {
       await storage.loadAlarm();
@@ -150,7 +145,6 @@ export class Emitter {
       this.#ackedEdges.clear();
       outbox.ackedSeq = Math.max(outbox.ackedSeq, this.#ackedSeq);
     }
-    this.#persist.cancel();
   }
 
   /**
@@ -183,15 +177,16 @@ export class Emitter {
 
   /**
    * Right after the owner's transaction: sends what was recorded within
-   * `delayMs`, from a timer. The alarm set here rides on the same commit and
-   * is only the resend time: it sends again what a crash, an eviction or a
-   * lost message leaves unacknowledged. So a burst of changes sets one alarm,
-   * not one to send and another to resend.
+   * `delayMs`, from a timer. The alarm set here rides on the same commit: the
+   * sweep, which stores the acknowledgements the burst's emissions get, then
+   * the resend time, which sends again what a crash, an eviction or a lost
+   * message leaves unacknowledged. So a burst of changes sets one alarm, not
+   * one to send and another to resend.
    */
   wake(delayMs = EMIT_INTERVAL_MS): void {
     if (!this.#dirty) return;
     const now = Date.now();
-    this.objectAlarm.request(now + this.resendAfterMs);
+    this.objectAlarm.request(now + Math.min(ACK_SWEEP_MS, this.resendAfterMs));
     if (this.#sendTimer !== undefined) {
       if (this.#sendTimerAt <= now + delayMs) return;
       clearTimeout(this.#sendTimer);
@@ -211,7 +206,7 @@ export class Emitter {
 
   /**
    * The aggregator wrote these emissions to both stores. Folded into the
-   * owner's next commit, or committed on its own shortly if none comes.
+   * owner's next commit, or the sweep's if none comes first.
    */
   ack(emissions: readonly string[]): void {
     for (const id of emissions) {
@@ -227,7 +222,8 @@ export class Emitter {
       }
       this.#attempt = 0;
     }
-    if (this.#hasUnfolded()) this.#persist.request();
+    // An acknowledgement later than the burst's sweep (a slow aggregator, a resend's) brings a sweep of its own.
+    if (this.#hasUnfolded()) this.objectAlarm.request(Date.now() + ACK_SWEEP_MS);
   }
 
   state(): EmissionState {
@@ -242,9 +238,10 @@ export class Emitter {
    */
   async alarm(): Promise<void> {
     let failed = false;
+    let sent = 0;
     try {
       if (this.options.ready() && this.#hasUnfolded()) this.storage.commit(() => this.fold());
-      await this.#serialized(() => this.#send(Date.now()));
+      sent = await this.#serialized(() => this.#send(Date.now()));
     } catch (error) {
       failed = true;
       log("error", "emission_failed", { error: String(error) });
@@ -254,28 +251,31 @@ export class Emitter {
         this.#attempt = 0;
         return;
       }
-      if (failed || !this.#dirty) this.#attempt++;
+      // A sweep that found nothing due waits for the resend time; only a run that sent or failed backs off.
+      const backingOff = failed || (sent > 0 && !this.#dirty);
+      if (backingOff) this.#attempt++;
       const delay = failed
         ? EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS)
         : this.#dirty
           ? EMIT_INTERVAL_MS
-          : this.resendAfterMs + backoffMs(this.#attempt, this.resendAfterMs, RESEND_CAP_MS);
+          : this.resendAfterMs + (backingOff ? backoffMs(this.#attempt, this.resendAfterMs, RESEND_CAP_MS) : 0);
       this.objectAlarm.request(Date.now() + delay);
     } catch (error) {
       log("error", "emission_rearm_failed", { error: String(error) });
     }
   }
 
-  async #send(now: number): Promise<void> {
+  /** Answers how many messages it sent. */
+  async #send(now: number): Promise<number> {
     const identity = this.options.identity();
-    if (!this.options.ready()) return;
+    if (!this.options.ready()) return 0;
     if (identity === null) {
       // Nothing can be sent, or acknowledged back, without the object's name: say so once, not silently forever.
       if (!this.#namelessLogged && this.#hasUnacked()) {
         log("error", "emission_identity_unknown", { ns: this.options.ns });
         this.#namelessLogged = true;
       }
-      return;
+      return 0;
     }
     this.#dirty = false;
     const due = (sent: Sent | undefined, inc: number, seq: number) =>
@@ -290,7 +290,7 @@ export class Emitter {
     const counts = this.options.counts?.();
     const seq = this.#seq();
     const snapshotDue = counts !== undefined && seq > this.#ackedSeq && due(this.#snapshotSent ?? undefined, 0, seq);
-    if (edges.length === 0 && !snapshotDue) return;
+    if (edges.length === 0 && !snapshotDue) return 0;
 
     this.#inFlight.expire(now);
     const messages = packEmission(
@@ -312,11 +312,12 @@ export class Emitter {
         }
       }
     }
+    return messages.length;
   }
 
-  #serialized(send: () => Promise<void>): Promise<void> {
+  #serialized<T>(send: () => Promise<T>): Promise<T> {
     const run = this.#sending.then(send);
-    this.#sending = run.catch(() => undefined);
+    this.#sending = run.then(() => undefined, () => undefined);
     return run;
   }
 

@@ -8,7 +8,7 @@ import { measuredFromReports } from "../../capacity/measured";
 import { defaultSettings, paceBounds, passes, perUnit, priceOf, spare, type PassInputs } from "../../capacity/passes";
 import { databasesSpanned, MAX_STORE_ROUND_TRIPS, readPath, remembered, sumTo, ttlHitRate, zipfExponentFor } from "../../capacity/reads";
 import { renderCapacity } from "../../capacity/render";
-import { ACK_PERSIST_MS, EMIT_INTERVAL_MS } from "../../shared/object-windows";
+import { EMIT_INTERVAL_MS } from "../../shared/object-windows";
 import { USER_DELIVERY_DELAY_MS } from "../../shared/own-writes";
 import { benchCheck } from "../../capacity/render-sections";
 
@@ -60,7 +60,7 @@ describe("the capacity model", () => {
   it("prices the timers a like leaves as duration: the user's windows always, the item's off the hot items", () => {
     const commitWindow = ConfigSchema.parse({}).ITEM_COMMIT_WINDOW_MS;
     const user = (USER_DELIVERY_DELAY_MS + commitWindow) / 1000;
-    const item = (commitWindow + EMIT_INTERVAL_MS + ACK_PERSIST_MS) / 1000;
+    const item = (commitWindow + EMIT_INTERVAL_MS) / 1000;
     expect(likeAwakeSeconds(workload)).toBeCloseTo(user + (1 - workload.assumptions.hotShareOfLikes.value) * item, 9);
     const allHot = { ...workload, assumptions: { ...workload.assumptions, hotShareOfLikes: { ...workload.assumptions.hotShareOfLikes, value: 1 } } };
     expect(likeAwakeSeconds(allHot)).toBeCloseTo(user, 9);

@@ -62,7 +62,7 @@ export async function central(): Promise<CentralStore> {
 
 /**
  * `settled`, with the acknowledgements stored as well, not only held in the
- * object's memory (they are committed within ACK_PERSIST_MS): an object
+ * object's memory (the sweep commits them, ACK_SWEEP_MS after a burst's first change): an object
  * killed before that resends its last emission when it starts again, and
  * that resend writes back a store row deleted meanwhile. A test that kills
  * objects after changing the stores starts from here.
