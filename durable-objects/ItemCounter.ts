@@ -235,7 +235,7 @@ export class ItemCounter extends DurableObject<Env> {
       this.#alarm.request(Date.now() + RETRY_MS);
     }
     await this.#recheck.alarm();
-    // An acknowledgement that settled while the item was still hot or handing left the emitter's resend time set.
+    // An acknowledgement that settled while the item was still hot or handing left the emitter's alarm set.
     this.#alarm.settle();
     scheduleFlush(this.env, this.ctx);
   }

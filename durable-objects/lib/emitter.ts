@@ -106,7 +106,7 @@ export class Emitter {
   constructor(
     ctx: DurableObjectState,
     private readonly storage: MeteredStorage,
-    /** The object's one alarm: the emitter's resend time, and whether the emitter still needs it. */
+    /** The object's one alarm: the emitter's sweep and resend times, and whether the emitter still needs it. */
     private readonly objectAlarm: Alarm,
     /** Sends an item's emissions on the queue that carries them (one of the deployment's Q queues). */
     private readonly send: (item: string, bodies: readonly Emission[]) => Promise<void>,
@@ -238,48 +238,69 @@ export class Emitter {
    */
   async alarm(): Promise<void> {
     let failed = false;
-    let sent = 0;
     try {
       if (this.options.ready() && this.#hasUnfolded()) this.storage.commit(() => this.fold());
-      sent = await this.#serialized(() => this.#send(Date.now()));
+      await this.#serialized(() => this.#send(Date.now()));
     } catch (error) {
       failed = true;
       log("error", "emission_failed", { error: String(error) });
     }
     try {
-      if (!this.#hasUnacked()) {
+      if (this.idle) {
         this.#attempt = 0;
         return;
       }
-      // A sweep that found nothing due waits for the resend time; only a run that sent or failed backs off.
-      const backingOff = failed || (sent > 0 && !this.#dirty);
-      if (backingOff) this.#attempt++;
-      const delay = failed
-        ? EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS)
-        : this.#dirty
-          ? EMIT_INTERVAL_MS
-          : this.resendAfterMs + (backingOff ? backoffMs(this.#attempt, this.resendAfterMs, RESEND_CAP_MS) : 0);
-      this.objectAlarm.request(Date.now() + delay);
+      const now = Date.now();
+      let at: number;
+      if (failed) {
+        this.#attempt++;
+        at = now + EMIT_INTERVAL_MS + backoffMs(this.#attempt, EMIT_INTERVAL_MS, RETRY_CAP_MS);
+      } else if (this.#dirty) {
+        at = now + EMIT_INTERVAL_MS;
+      } else {
+        // Acknowledgements left unstored (they came during this run) have a sweep of their own asked by ack().
+        const due = this.#hasUnacked() ? this.#nextDueAt() : now + ACK_SWEEP_MS;
+        if (due > now) at = Math.max(due, now + EMIT_INTERVAL_MS);
+        else {
+          // Due and still unsent: the object cannot send yet (no name, no tables), so it backs off.
+          this.#attempt++;
+          at = now + this.resendAfterMs + backoffMs(this.#attempt, this.resendAfterMs, RESEND_CAP_MS);
+        }
+      }
+      this.objectAlarm.request(at);
     } catch (error) {
       log("error", "emission_rearm_failed", { error: String(error) });
     }
   }
 
-  /** Answers how many messages it sent. */
-  async #send(now: number): Promise<number> {
+  /** When a change sent at `sent` falls due for a resend: each resend of one version waits twice as long; never sent, at once. */
+  #dueAt(sent: Sent | null | undefined, inc: number, seq: number): number {
+    if (!sent || sent.inc !== inc || sent.seq !== seq) return 0;
+    return sent.at + Math.min(RESEND_CAP_MS, this.resendAfterMs * 2 ** (sent.tries - 1));
+  }
+
+  /** The first time anything unacknowledged falls due for a resend. */
+  #nextDueAt(): number {
+    let next = Infinity;
+    for (const row of this.#unackedEdges()) next = Math.min(next, this.#dueAt(this.#sentEdges.get(edgeKey(row.user, row.counter)), row.inc, row.seq));
+    const seq = this.#seq();
+    if (this.options.counts !== undefined && seq > this.#ackedSeq) next = Math.min(next, this.#dueAt(this.#snapshotSent, 0, seq));
+    return next;
+  }
+
+  async #send(now: number): Promise<void> {
     const identity = this.options.identity();
-    if (!this.options.ready()) return 0;
+    if (!this.options.ready()) return;
     if (identity === null) {
       // Nothing can be sent, or acknowledged back, without the object's name: say so once, not silently forever.
       if (!this.#namelessLogged && this.#hasUnacked()) {
         log("error", "emission_identity_unknown", { ns: this.options.ns });
         this.#namelessLogged = true;
       }
-      return 0;
+      return;
     }
     this.#dirty = false;
-    const due = (sent: Sent | undefined, inc: number, seq: number) =>
-      !sent || sent.inc !== inc || sent.seq !== seq || sent.at + Math.min(RESEND_CAP_MS, this.resendAfterMs * 2 ** (sent.tries - 1)) <= now;
+    const due = (sent: Sent | null | undefined, inc: number, seq: number) => this.#dueAt(sent, inc, seq) <= now;
     const sentAgain = (sent: Sent | null | undefined, inc: number, seq: number): Sent => ({
       inc,
       seq,
@@ -289,8 +310,8 @@ export class Emitter {
     const edges = this.#unackedEdges().filter((row) => due(this.#sentEdges.get(edgeKey(row.user, row.counter)), row.inc, row.seq));
     const counts = this.options.counts?.();
     const seq = this.#seq();
-    const snapshotDue = counts !== undefined && seq > this.#ackedSeq && due(this.#snapshotSent ?? undefined, 0, seq);
-    if (edges.length === 0 && !snapshotDue) return 0;
+    const snapshotDue = counts !== undefined && seq > this.#ackedSeq && due(this.#snapshotSent, 0, seq);
+    if (edges.length === 0 && !snapshotDue) return;
 
     this.#inFlight.expire(now);
     const messages = packEmission(
@@ -312,12 +333,11 @@ export class Emitter {
         }
       }
     }
-    return messages.length;
   }
 
-  #serialized<T>(send: () => Promise<T>): Promise<T> {
+  #serialized(send: () => Promise<void>): Promise<void> {
     const run = this.#sending.then(send);
-    this.#sending = run.then(() => undefined, () => undefined);
+    this.#sending = run.catch(() => undefined);
     return run;
   }
 

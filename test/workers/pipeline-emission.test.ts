@@ -5,7 +5,7 @@ import { ItemCounter } from "../../durable-objects/ItemCounter";
 import { ACK_SWEEP_MS, EMIT_INTERVAL_MS } from "../../shared/object-windows";
 import { emitterSends } from "./fault-points";
 import { countOf, freshId, like, newUser, unlike } from "./helpers";
-import { central, d1Counts, itemStub, settled } from "./pipeline-helpers";
+import { central, d1Counts, deliver, itemStub, settled } from "./pipeline-helpers";
 
 describe("items emit their counts and edges until the stores have them", () => {
   it("ends a burst of likes and unlikes with the objects' counts and edges in D1 and the central store", async () => {
@@ -123,6 +123,44 @@ describe("items emit their counts and edges until the stores have them", () => {
     // The new instance cannot match an acknowledgement of what its predecessor sent, so it resends within one emit interval.
     expect(await alarmIn()).toBeLessThanOrEqual(EMIT_INTERVAL_MS);
     expect((await settled(key)).likes).toBe(1);
+    expect((await d1Counts(key))?.counts.likes).toBe(1);
+  }, 60_000);
+
+  it("leaves what its sweep finds unacknowledged for the resend time, and stores an acknowledgement that comes later with a sweep of its own", async () => {
+    const id = freshId();
+    const key = `post:${id}`;
+    const item = itemStub(key);
+    await runInDurableObject(item, (instance) => {
+      emitterSends(instance.emitter).diverts = 1;
+    });
+    const asked = Date.now();
+    expect((await like((await newUser()).token, id)).status).toBe(200);
+    await expect.poll(() => runInDurableObject(item, (instance) => emitterSends(instance.emitter).diverted.length), { timeout: 10_000 }).toBe(1);
+    const sentBy = Date.now();
+    const look = () =>
+      runInDurableObject(item, async (instance, state) => ({
+        diverted: [...emitterSends(instance.emitter).diverted],
+        alarm: await state.storage.getAlarm(),
+        resendAfterMs: instance.emitter.resendAfterMs,
+        unfolded: instance.emitter.unfolded,
+        pending: instance.emitter.state().pendingEdges,
+      }));
+    // The sweep runs before any acknowledgement: nothing is sent again, and the alarm then waits for the send's resend time.
+    await expect.poll(async () => ((await look()).alarm ?? 0) > asked + 2 * ACK_SWEEP_MS, { timeout: 20_000, interval: 200 }).toBe(true);
+    const swept = await look();
+    expect(swept.diverted).toHaveLength(1);
+    expect(swept.pending).toBe(1);
+    expect(swept.alarm).toBeGreaterThanOrEqual(asked + swept.resendAfterMs);
+    expect(swept.alarm).toBeLessThanOrEqual(sentBy + swept.resendAfterMs);
+    // The acknowledgement comes after the sweep: it asks for a sweep of its own, which stores it and leaves no alarm.
+    const acking = Date.now();
+    expect((await deliver(swept.diverted)).retried).toEqual([]);
+    const acked = await look();
+    expect(acked.unfolded).toBe(true);
+    expect(acked.pending).toBe(0);
+    expect(acked.alarm).toBeGreaterThanOrEqual(acking + ACK_SWEEP_MS);
+    expect(acked.alarm).toBeLessThanOrEqual(Date.now() + ACK_SWEEP_MS);
+    await expect.poll(look, { timeout: 20_000, interval: 200 }).toMatchObject({ unfolded: false, alarm: null, pending: 0 });
     expect((await d1Counts(key))?.counts.likes).toBe(1);
   }, 60_000);
 
