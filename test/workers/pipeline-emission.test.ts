@@ -7,6 +7,20 @@ import { emitterSends } from "./fault-points";
 import { countOf, freshId, like, newUser, unlike } from "./helpers";
 import { central, d1Counts, deliver, itemStub, settled } from "./pipeline-helpers";
 
+/** An item liked once, whose emission was sent and kept, not delivered: no acknowledgement comes unless the test delivers it. */
+async function likedWithEmissionKept() {
+  const id = freshId();
+  const key = `post:${id}`;
+  const item = itemStub(key);
+  await runInDurableObject(item, (instance) => {
+    emitterSends(instance.emitter).diverts = 1;
+  });
+  const asked = Date.now();
+  expect((await like((await newUser()).token, id)).status).toBe(200);
+  await expect.poll(() => runInDurableObject(item, (instance) => emitterSends(instance.emitter).diverted.length), { timeout: 10_000 }).toBe(1);
+  return { key, item, asked };
+}
+
 describe("items emit their counts and edges until the stores have them", () => {
   it("ends a burst of likes and unlikes with the objects' counts and edges in D1 and the central store", async () => {
     const items = [freshId(), freshId(), freshId()];
@@ -103,16 +117,7 @@ describe("items emit their counts and edges until the stores have them", () => {
   }, 60_000);
 
   it("resends at once after a restart what the last instance sent and never heard back about", async () => {
-    const id = freshId();
-    const key = `post:${id}`;
-    const item = itemStub(key);
-    // The sent emission is kept, not delivered: no acknowledgement ever comes for it.
-    await runInDurableObject(item, (instance) => {
-      emitterSends(instance.emitter).diverts = 1;
-    });
-    const asked = Date.now();
-    expect((await like((await newUser()).token, id)).status).toBe(200);
-    await expect.poll(() => runInDurableObject(item, (instance) => emitterSends(instance.emitter).diverted.length), { timeout: 10_000 }).toBe(1);
+    const { key, asked } = await likedWithEmissionKept();
     // A fresh stub each time: one from before the restart is broken by it.
     const alarmAt = () => runInDurableObject(itemStub(key), async (_, state) => (await state.storage.getAlarm()) ?? Infinity);
     const alarmIn = async () => (await alarmAt()) - Date.now();
@@ -127,15 +132,7 @@ describe("items emit their counts and edges until the stores have them", () => {
   }, 60_000);
 
   it("leaves what its sweep finds unacknowledged for the resend time, and stores an acknowledgement that comes later with a sweep of its own", async () => {
-    const id = freshId();
-    const key = `post:${id}`;
-    const item = itemStub(key);
-    await runInDurableObject(item, (instance) => {
-      emitterSends(instance.emitter).diverts = 1;
-    });
-    const asked = Date.now();
-    expect((await like((await newUser()).token, id)).status).toBe(200);
-    await expect.poll(() => runInDurableObject(item, (instance) => emitterSends(instance.emitter).diverted.length), { timeout: 10_000 }).toBe(1);
+    const { key, item, asked } = await likedWithEmissionKept();
     const sentBy = Date.now();
     const look = () =>
       runInDurableObject(item, async (instance, state) => ({
