@@ -25,12 +25,11 @@ export const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 export class Recorder {
   readonly startedAt = performance.now();
-  readonly #latencies = new Map<string, number[]>();
   readonly #errors = new Map<string, number>();
   readonly #rejected = new Map<string, number>();
   readonly #seconds: Second[] = [];
-  /** Each answered request's latency and when it was recorded, right as its answer came: what `slowest` finds its spans in. */
-  readonly #answers: { ms: number; at: number }[] = [];
+  /** Each answered request: its operation, its latency, and when it was recorded, right as its answer came (`slowest` finds its spans in that). */
+  readonly #answers: { op: string; ms: number; at: number }[] = [];
   readonly violations: string[] = [];
   violationCount = 0;
   /** Examples of errors, to say what went wrong without flooding the report. */
@@ -39,10 +38,7 @@ export class Recorder {
   record(op: string, ms: number, outcome: Outcome, detail?: string): void {
     const second = this.#second(Math.floor((performance.now() - this.startedAt) / 1000));
     if (outcome === "ok") {
-      this.#answers.push({ ms, at: monotonicMs() });
-      const list = this.#latencies.get(op) ?? [];
-      list.push(ms);
-      this.#latencies.set(op, list);
+      this.#answers.push({ op, ms, at: monotonicMs() });
       second.ops.set(op, (second.ops.get(op) ?? 0) + 1);
       second.latencies.push(ms);
     } else if (outcome === "error") {
@@ -78,7 +74,6 @@ export class Recorder {
    * several timed phases (the rounds of `--reference`) report as one.
    */
   absorb(other: Recorder): void {
-    for (const [op, list] of other.#latencies) this.#latencies.set(op, [...(this.#latencies.get(op) ?? []), ...list]);
     for (const [op, n] of other.#errors) this.#errors.set(op, (this.#errors.get(op) ?? 0) + n);
     for (const [op, n] of other.#rejected) this.#rejected.set(op, (this.#rejected.get(op) ?? 0) + n);
     this.#seconds.push(...other.#seconds);
@@ -111,10 +106,16 @@ export class Recorder {
   }
 
   summary(seconds: number) {
-    const ops = [...new Set([...this.#latencies.keys(), ...this.#errors.keys(), ...this.#rejected.keys()])].sort();
+    const latencies = new Map<string, number[]>();
+    for (const { op, ms } of this.#answers) {
+      const list = latencies.get(op);
+      if (list) list.push(ms);
+      else latencies.set(op, [ms]);
+    }
+    const ops = [...new Set([...latencies.keys(), ...this.#errors.keys(), ...this.#rejected.keys()])].sort();
     const perOp = Object.fromEntries(
       ops.map((op) => {
-        const sorted = [...(this.#latencies.get(op) ?? [])].sort((a, b) => a - b);
+        const sorted = (latencies.get(op) ?? []).sort((a, b) => a - b);
         const curve = Object.fromEntries(PERCENTILES.map((p) => [String(p), round(percentile(sorted, p))]));
         return [
           op,
@@ -133,7 +134,7 @@ export class Recorder {
         ];
       }),
     );
-    const all = [...this.#latencies.values()].flat().sort((a, b) => a - b);
+    const all = this.#answers.map(({ ms }) => ms).sort((a, b) => a - b);
     const timeline = this.#seconds.map((s, t) => {
       const sorted = [...s.latencies].sort((a, b) => a - b);
       return { t, ops: Object.fromEntries(s.ops), errors: s.errors, p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) };

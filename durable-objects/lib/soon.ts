@@ -6,7 +6,8 @@ const MAX_DELAYS = 4;
 /**
  * Runs `task` once the object has been quiet for `delayMs`: each request
  * restarts the wait, up to MAX_DELAYS delays after the first request since
- * the task last ran or was cancelled. Objects use it to store acknowledgements: folded into a
+ * the task last ran or was cancelled. A hot item's children use it to store
+ * their heads' acknowledgements of their reports: folded into a
  * commit the object makes anyway when its next write comes within the delay
  * (a busy object pays nothing extra, however long it stays busy), committed
  * on their own otherwise, well before an idle object can be evicted with
