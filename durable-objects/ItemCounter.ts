@@ -14,7 +14,7 @@ import { Emitter, type EmissionState } from "./lib/emitter";
 import { EventCounters } from "./lib/event-counters";
 import { Handover } from "./lib/handover";
 import { emptyHeadState, loadHeadState, writeHeadState, type HeadState } from "./lib/head-state";
-import { decideFlip, hotSettings, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "./lib/hot-policy";
+import { decideFlip, hotSettings, nextHotCheck, rateKeepSeconds, type HotSettings } from "./lib/hot-policy";
 import { Alarm } from "./lib/alarm";
 import { MeteredStorage } from "./lib/metered-storage";
 import { itemShard } from "./lib/object-calls";
@@ -30,9 +30,10 @@ import { WriteRate } from "./lib/write-rate";
 /** Views and shares wait at most this long for a commit: one commit for many events. */
 const EVENT_PERSIST_MS = 250;
 /**
- * A hot item's dashboard gauges outlive this long without a refresh. Children
- * report about once a second while they change and the cooling check runs at
- * least once a minute, so a hot item refreshes well within it.
+ * A hot item's dashboard gauges outlive its next look at itself by this
+ * long. Children report about once a second while they change, and the head
+ * looks when its shown rate falls to zero and when it can first cool, so a
+ * hot item refreshes them well within it.
  */
 const HOT_GAUGE_TTL_SECONDS = 120;
 /** A failed cooling check is retried by the alarm after this long. */
@@ -142,7 +143,7 @@ export class ItemCounter extends DurableObject<Env> {
     this.#rate = new WriteRate(this.#state.placement.hot ? this.#state.hotSince : Date.now(), rateKeepSeconds(this.#settings()));
     if (this.#state.placement.hot || this.#state.handing) {
       // Queued after the emitter read the stored alarm: a hot head always has its cooling check coming.
-      ctx.blockConcurrencyWhile(async () => this.#alarm.request(nextCoolingCheck(Date.now(), this.#settings().coolWindow)));
+      ctx.blockConcurrencyWhile(async () => this.#requestHotCheck(Date.now()));
       setTimeout(() => this.handover.run(), 0);
     }
   }
@@ -225,10 +226,7 @@ export class ItemCounter extends DurableObject<Env> {
     await this.emitter.alarm();
     try {
       if (this.#state.placement.hot) await this.#work.submit({ flush: true });
-      if (this.#state.placement.hot) {
-        this.#reportHot(Date.now());
-        this.#alarm.request(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
-      }
+      if (this.#state.placement.hot) this.#reportHot(Date.now());
       if (this.#state.placement.hot || this.#state.handing) this.handover.run();
     } catch (error) {
       log("error", "cooling_check_failed", { error: String(error) });
@@ -350,7 +348,6 @@ export class ItemCounter extends DurableObject<Env> {
     this.#state = { ...this.#state, placement };
     if (placement.hot) {
       this.#rate.restart(Date.now());
-      this.#alarm.request(nextCoolingCheck(Date.now(), this.#settings().coolWindow));
       this.handover.run();
     }
     log("info", grown ? "item_grown" : placement.hot ? "item_split" : "item_merged", { shards: placement.shards });
@@ -358,15 +355,27 @@ export class ItemCounter extends DurableObject<Env> {
     this.#reportHot(Date.now());
   }
 
-  /** The dashboard's hot-items gauges for this item (the head's name is the item key); a cooled item's expire at once. */
+  /**
+   * The dashboard's hot-items gauges for this item (the head's name is the
+   * item key), kept until a while after the head's next look at itself,
+   * which a hot head asks its alarm for here; a cooled item's expire at once.
+   */
   #reportHot(now: number): void {
+    const next = this.#state.placement.hot ? this.#requestHotCheck(now) : null;
     const item = this.#item;
     if (item !== undefined) {
-      const ttlSeconds = this.#state.placement.hot ? HOT_GAUGE_TTL_SECONDS : 0;
+      const ttlSeconds = this.#state.placement.hot ? HOT_GAUGE_TTL_SECONDS + Math.max(0, Math.ceil(((next ?? now) - now) / 1000)) : 0;
       metrics.gauge("hot_item_shards", { item }, this.#state.placement.shards, { ttlSeconds });
       metrics.gauge("hot_item_writes_per_second", { item }, this.#rate.displayed(now), { ttlSeconds });
     }
     scheduleFlush(this.env, this.ctx);
+  }
+
+  /** Asks the alarm for a hot head's next look at itself (hot-policy.ts, nextHotCheck), and says when that is. */
+  #requestHotCheck(now: number): number | null {
+    const at = nextHotCheck(this.#rate, this.#settings(), now);
+    if (at !== null) this.#alarm.request(at);
+    return at;
   }
 
   #settings(): HotSettings {

@@ -102,13 +102,33 @@ export function forecastAverage(seconds: readonly number[], horizon: number, smo
   return level + (trend * (horizon + 1)) / 2;
 }
 
+/** What the head's write rate says about when it next needs to look (lib/write-rate.ts). */
+export type RateTimes = {
+  underAt: (limit: number, seconds: number, now: number) => number | null;
+  measuredAt: (seconds: number) => number;
+};
+
 /**
- * When the head should next check whether a hot item cooled: after one cool
- * window, and at least once a minute for long windows.
+ * When a hot head next looks at itself if no write comes: when the rate it
+ * shows operators falls to zero, so the dashboard's gauge does not keep the
+ * last busy figure, and when the item can first cool (a whole cool window
+ * measured, its writes in it under the cool rate). A write meanwhile only
+ * puts either later, and the head then asks again: an item whose writes
+ * stopped looks twice, not once a minute for its whole cool window. Null
+ * when neither will ever come.
  */
-export function nextCoolingCheck(now: number, coolWindowSeconds: number): number {
-  return now + Math.min(coolWindowSeconds, 60) * 1000;
+export function nextHotCheck(rate: RateTimes, settings: HotSettings, now: number): number | null {
+  const shownZero = rate.underAt(Number.MIN_VALUE, RATE_DISPLAY_SECONDS, now);
+  const cools = rate.underAt(settings.coolRate, settings.coolWindow, now);
+  const times = [shownZero !== null && shownZero > now ? shownZero : null, cools === null ? null : Math.max(cools, rate.measuredAt(settings.coolWindow))];
+  const due = times.filter((t): t is number => t !== null);
+  if (due.length === 0) return null;
+  const at = Math.min(...due);
+  // Due already: the head is about to decide anyway, so a second later, never a loop of alarms.
+  return at > now ? at : now + DUE_RETRY_MS;
 }
+
+const DUE_RETRY_MS = 1_000;
 
 export function hotSettings(settings: Config): HotSettings {
   return {

@@ -39,6 +39,31 @@ export class WriteRate {
     return sum / seconds;
   }
 
+  /**
+   * The earliest time, `now` or later, at which the rate over `seconds` is
+   * under `limit` if no write comes meanwhile: a second's writes leave the
+   * window once it has slid past that second. A write that does come only
+   * puts the time later. Null when the rate can never be under the limit.
+   */
+  underAt(limit: number, seconds: number, now: number): number | null {
+    if (limit <= 0) return null;
+    const current = Math.floor(now / 1000);
+    const inside = [...this.#buckets].filter(([second]) => second > current - seconds);
+    let writes = inside.reduce((sum, [, n]) => sum + n, 0);
+    let at = now;
+    for (const [second, n] of inside) {
+      if (writes / seconds < limit) break;
+      writes -= n;
+      at = (second + seconds) * 1000;
+    }
+    return at;
+  }
+
+  /** When this rate will have been measured for `seconds`. */
+  measuredAt(seconds: number): number {
+    return this.#since + seconds * 1000;
+  }
+
   /** Writes in each of the last `seconds` whole seconds, oldest first; the current second is still filling. */
   lastSeconds(seconds: number, now: number): number[] {
     const current = Math.floor(now / 1000);

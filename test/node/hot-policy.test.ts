@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideFlip, forecastAverage, nextCoolingCheck, rateKeepSeconds, type HotSettings } from "../../durable-objects/lib/hot-policy";
+import { decideFlip, forecastAverage, nextHotCheck, rateKeepSeconds, type HotSettings } from "../../durable-objects/lib/hot-policy";
 import { WriteRate } from "../../durable-objects/lib/write-rate";
 
 const SETTINGS: HotSettings = {
@@ -51,9 +51,62 @@ describe("the hot/cool decision", () => {
     expect(asked).toEqual([10, 10, 60]);
   });
 
-  it("checks a hot item's cooling after one cool window, at least once a minute", () => {
-    expect(nextCoolingCheck(1_000, 2)).toBe(3_000);
-    expect(nextCoolingCheck(1_000, 3600)).toBe(61_000);
+  it("looks at an idle hot item twice: when its shown rate falls to zero, and when it can first cool", () => {
+    const settings = { ...SETTINGS, coolWindow: 3600 };
+    const split = 1_000_000;
+    const measured = new WriteRate(split, rateKeepSeconds(settings));
+    for (let second = 0; second < 30; second++) measured.record(2_000, split + second * 1000 + 100);
+    const lastWrite = split + 29_000 + 100;
+    const looks: number[] = [];
+    let now = lastWrite;
+    for (;;) {
+      const next = nextHotCheck(measured, settings, now);
+      expect(next).not.toBeNull();
+      now = next!;
+      looks.push(now);
+      if (decideFlip({ hot: true, shards: 16 }, measured.view(now), settings)) break;
+      expect(looks.length).toBeLessThan(10);
+    }
+    // Ten seconds after the last write the shown rate is zero. The cool
+    // window (36,000 writes at most) then has to slide past 13 of the 30
+    // busy seconds (60,000 writes).
+    expect(looks).toEqual([split + 39_000, split + 12_000 + 3_600_000]);
+    expect(measured.displayed(looks[0]!)).toBe(0);
+    expect(measured.displayed(looks[0]! - 1)).toBeGreaterThan(0);
+  });
+
+  it("puts the cooling check at the first moment the decision cools, neither early nor late", () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let run = 0; run < 200; run++) {
+      const split = 5_000_000 + Math.floor(random() * 1000);
+      const measured = new WriteRate(split, rateKeepSeconds(SETTINGS));
+      const seconds = 1 + Math.floor(random() * 90);
+      for (let s = 0; s < seconds; s++) measured.record(Math.floor(random() * 40), split + s * 1000);
+      const now = split + seconds * 1000;
+      const settings = { ...SETTINGS, coolRate: 1 + Math.floor(random() * 20) };
+      const cools = (t: number) => decideFlip({ hot: true, shards: 16 }, measured.view(t), settings) !== null;
+      // With no write, cooling only begins on a second's boundary or when the window is first measured.
+      const moments = [measured.measuredAt(settings.coolWindow)];
+      for (let t = Math.ceil(now / 1000) * 1000; t < now + 200_000; t += 1000) moments.push(t);
+      const first = cools(now) ? now + 1_000 : Math.min(...moments.filter((t) => t > now && cools(t)));
+      const looks = [nextHotCheck(measured, settings, now)!];
+      while (!cools(looks.at(-1)!)) looks.push(nextHotCheck(measured, settings, looks.at(-1)!)!);
+      expect(looks.at(-1)).toBe(first);
+      expect(looks.length).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it("a write before the check puts it later, and a rate that can never fall under the cool rate asks for none", () => {
+    const split = 2_000_000;
+    const measured = new WriteRate(split, rateKeepSeconds(SETTINGS));
+    measured.record(1_000, split + 100);
+    expect(nextHotCheck(measured, SETTINGS, split + 20_000)).toBe(split + 60_000);
+    measured.record(1_000, split + 30_500);
+    expect(nextHotCheck(measured, SETTINGS, split + 50_000)).toBe(split + 90_000);
+    const never = new WriteRate(split, rateKeepSeconds(SETTINGS));
+    expect(nextHotCheck(never, { ...SETTINGS, coolRate: 0 }, split + 1_000)).toBeNull();
+    expect(nextHotCheck(never, SETTINGS, split + 70_000)).toBe(split + 71_000);
   });
 
   it("remembers enough seconds of writes for both windows and the operators' ten", () => {
