@@ -119,7 +119,7 @@ export class ItemCounter extends DurableObject<Env> {
       snapshotExtras: () => ({ unique_viewers: this.#viewers.estimate() }),
       sent: () => this.#recheck.alarm(),
     });
-    const head = () => ({ ready: this.#schema.ready, hot: this.#state.placement.hot, likes: this.#total().likes });
+    const head = () => ({ ready: this.#schema.ready, hot: this.#state.placement.hot, likes: this.#total().likes, lastWriteAt: this.#rate.lastWriteAt() });
     this.#recheck = new Recheck(this.#storage, env, name, this.emitter, this.#alarm, head);
     // A hot head has its cooling check coming, a hand-over its next batch, a large item its next recheck.
     this.#alarm.register(() => this.#state.placement.hot || this.#state.handing !== null || this.#recheck.pending);

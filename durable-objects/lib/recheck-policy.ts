@@ -9,6 +9,8 @@ export type RecheckSubject = {
   likes: number;
   /** The head's snapshot sequence: it moves with every change of the item's counts (0: never counted). */
   seq: number;
+  /** The end of the last second the item took a write in (the head's or a child's), as far as the head remembers; null: none since it woke. */
+  lastWriteAt: number | null;
 };
 
 export type RecheckSettings = { intervalMs: number; likes: number };
@@ -20,13 +22,19 @@ export function recheckSettings(settings: Config): RecheckSettings {
 }
 
 /**
- * Whether an item is still rechecked: while it is hot, and while an item with
- * at least `likes` likes has changed since its last recheck. An item never
- * counted has nothing stored to compare.
+ * Whether an item is still rechecked: a hot item, and an item with at least
+ * `likes` likes, while it has changed since its last recheck; a hot item also
+ * while it takes writes (a write that changes no count still goes through its
+ * stores' path), until a recheck finds none in the interval before it. So an
+ * item whose writes stopped is rechecked once or twice more, then not, even
+ * while it stays hot: an idle system does no work. An item never counted has
+ * nothing stored to compare.
  */
 export function rechecking(item: RecheckSubject, last: RecheckMark | null, settings: RecheckSettings): boolean {
   if (item.seq === 0) return false;
-  return item.hot || (item.likes >= settings.likes && item.seq !== last?.seq);
+  const changed = item.seq !== last?.seq;
+  if (item.hot) return changed || (item.lastWriteAt !== null && item.lastWriteAt > last!.at - settings.intervalMs);
+  return item.likes >= settings.likes && changed;
 }
 
 /**
@@ -35,7 +43,8 @@ export function rechecking(item: RecheckSubject, last: RecheckMark | null, setti
  * judged with the mark this request leaves, so a large item's rechecks end
  * with the first one after its last change, at most an interval after it
  * (a later change brings the emitter's alarm, which plans again), and a hot
- * item's end when it cools.
+ * item's with the first one an interval past its last write, or when it
+ * cools.
  */
 export function planRecheck(now: number, item: RecheckSubject, last: RecheckMark | null, settings: RecheckSettings): RecheckPlan {
   if (!rechecking(item, last, settings)) return { send: false, wakeAt: null };

@@ -27,8 +27,8 @@ export class Recheck {
     private readonly item: string | undefined,
     private readonly emitter: Pick<Emitter, "state">,
     private readonly wake: Pick<Alarm, "request">,
-    /** The head's storage holds its tables, and the item's placement and total likes. */
-    private readonly head: () => { ready: boolean; hot: boolean; likes: number },
+    /** The head's storage holds its tables, the item's placement and total likes, and its last write. */
+    private readonly head: () => { ready: boolean; hot: boolean; likes: number; lastWriteAt: number | null },
   ) {}
 
   /** Rechecks are still to come: the head must keep its alarm. */
@@ -69,9 +69,9 @@ export class Recheck {
 
   /** null: nothing to recheck (no tables yet, or no item name). */
   #subject(): (RecheckSubject & { item: string }) | null {
-    const { ready, hot, likes } = this.head();
+    const { ready, hot, likes, lastWriteAt } = this.head();
     if (!ready || this.item === undefined) return null;
-    return { item: this.item, hot, likes, seq: this.emitter.state().seq };
+    return { item: this.item, hot, likes, seq: this.emitter.state().seq, lastWriteAt };
   }
 
   #last(): RecheckMark | null {

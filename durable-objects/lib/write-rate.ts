@@ -59,6 +59,13 @@ export class WriteRate {
     return at;
   }
 
+  /** The end of the last second a write was recorded in; null: none remembered. */
+  lastWriteAt(): number | null {
+    let last: number | null = null;
+    for (const second of this.#buckets.keys()) last = second;
+    return last === null ? null : (last + 1) * 1000;
+  }
+
   /** When this rate will have been measured for `seconds`. */
   measuredAt(seconds: number): number {
     return this.#since + seconds * 1000;

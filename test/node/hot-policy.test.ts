@@ -57,6 +57,8 @@ describe("the hot/cool decision", () => {
     const measured = new WriteRate(split, rateKeepSeconds(settings));
     for (let second = 0; second < 30; second++) measured.record(2_000, split + second * 1000 + 100);
     const lastWrite = split + 29_000 + 100;
+    // The recheck's rule reads the end of the last second written in.
+    expect(measured.lastWriteAt()).toBe(split + 30_000);
     const looks: number[] = [];
     let now = lastWrite;
     for (;;) {
