@@ -78,9 +78,27 @@ export class UserOutbox {
     this.#delivered.set(keyOf(edge), { inc: version.inc, seq: version.seq });
   }
 
-  /** The edges whose newest change the item side has not acknowledged. */
+  /**
+   * The edges whose newest change the item side has not acknowledged. The
+   * list's edges are read in one statement (a few for a long list), not one
+   * each: a user's marks wait for the sweep, so every like of a burst reads
+   * the whole list again.
+   */
   undelivered(): EdgeRef[] {
-    return this.stored().filter((edge) => this.#unacknowledged(edge) !== null);
+    const stored = this.stored();
+    if (stored.length === 0) return [];
+    const versions = new Map<string, Version>();
+    for (let i = 0; i < stored.length; i += ITEMS_PER_READ) {
+      const items = [...new Set(stored.slice(i, i + ITEMS_PER_READ).map((edge) => edge.item))];
+      const rows = this.storage.sql
+        .exec<EdgeRef & Version>(`SELECT item, counter, inc, seq FROM edges WHERE item IN (${items.map(() => "?").join(", ")})`, ...items)
+        .toArray();
+      for (const row of rows) versions.set(keyOf(row), row);
+    }
+    return stored.filter((edge) => {
+      const version = versions.get(keyOf(edge));
+      return version !== undefined && !this.#acknowledged(edge, version);
+    });
   }
 
   /** The edge's stored change, unless the item side acknowledged that very version (null too for an edge since dropped). */
@@ -88,8 +106,14 @@ export class UserOutbox {
     const row = this.storage.sql
       .exec<DueChange>("SELECT state, inc, seq, at, home FROM edges WHERE item = ? AND counter = ?", edge.item, edge.counter)
       .toArray()[0];
-    if (!row) return null;
+    return row && !this.#acknowledged(edge, row) ? row : null;
+  }
+
+  #acknowledged(edge: EdgeRef, version: Version): boolean {
     const acked = this.#delivered.get(keyOf(edge));
-    return acked && acked.inc === row.inc && acked.seq === row.seq ? null : row;
+    return acked !== undefined && acked.inc === version.inc && acked.seq === version.seq;
   }
 }
+
+/** Items named in one read of the list's edges: a statement binds at most 100 values. */
+const ITEMS_PER_READ = 100;

@@ -330,4 +330,34 @@ describe("the outbox list kept in memory", () => {
       expect(listed()).toEqual((JSON.parse(row) as [string, string][]).map(([item]) => item));
     });
   });
+
+  it("tells the undelivered edges of a list longer than one read, an item's like and save apart", async () => {
+    const user = await newUser();
+    expect((await like(user.token, freshId())).status).toBe(200);
+    await runInDurableObject(userStub(user.id), (_, state) => {
+      const storage = new MeteredStorage(state.storage, "user_likes", () => undefined);
+      const outbox = new UserOutbox(storage);
+      const prefix = `post:${freshId()}-`;
+      const edges = Array.from({ length: 230 }, (_, i) => ({ item: `${prefix}${Math.floor(i / 2)}`, counter: i % 2 === 0 ? ("likes" as const) : ("saves" as const) }));
+      for (const [i, edge] of edges.entries()) {
+        // One listed edge has no row: dropped since it was listed.
+        if (i === 151) continue;
+        storage.sql.exec("INSERT INTO edges (item, counter, state, inc, seq) VALUES (?, ?, 1, 1, ?)", edge.item, edge.counter, 1_000 + i);
+      }
+      // The user's like, whose delivered mark waits in the object's own memory for the sweep, is listed still.
+      const earlier = outbox.undelivered();
+      storage.commit(() => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next(edges)));
+      // Every third edge acknowledged at its stored version; edge 2 at an older one, which leaves it due.
+      for (const [i, edge] of edges.entries()) if (i % 3 === 0) outbox.delivered(edge, { inc: 1, seq: 1_000 + i });
+      outbox.delivered(edges[2]!, { inc: 1, seq: 1 });
+      const expected = [...earlier, ...edges.filter((_, i) => i % 3 !== 0 && i !== 151)];
+      expect(outbox.undelivered()).toEqual(expected);
+      expect(outbox.due(edges[2]!)).toMatchObject({ seq: 1_002 });
+      expect(outbox.due(edges[3]!)).toBeNull();
+      expect(outbox.due(edges[151]!)).toBeNull();
+      // The next write of the list keeps exactly those.
+      storage.commit(() => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next([])));
+      expect(outbox.stored()).toEqual(expected);
+    });
+  });
 });
