@@ -38,6 +38,8 @@ const EVENT_PERSIST_MS = 250;
 const HOT_GAUGE_TTL_SECONDS = 120;
 /** A failed cooling check is retried by the alarm after this long. */
 const RETRY_MS = 1_000;
+/** A hand-over in flight when a head starts is resumed by its alarm this long after, should the run the start begins be cut. */
+const HANDOVER_RESUME_MS = 60_000;
 
 /** What one call asks of the head's next commit. */
 type Work = { apply: readonly EdgeChange[] } | { report: { index: number; report: ChildReport } } | { flush: true } | { hint: true };
@@ -142,8 +144,12 @@ export class ItemCounter extends DurableObject<Env> {
     }
     this.#rate = new WriteRate(this.#state.placement.hot ? this.#state.hotSince : Date.now(), rateKeepSeconds(this.#settings()));
     if (this.#state.placement.hot || this.#state.handing) {
-      // Queued after the emitter read the stored alarm: a hot head always has its cooling check coming.
-      ctx.blockConcurrencyWhile(async () => this.#requestHotCheck(Date.now()));
+      // Queued after the emitter read the stored alarm: a hot head always has its cooling check coming,
+      // and a hand-over in flight an alarm that resumes it should this instance's run be cut.
+      ctx.blockConcurrencyWhile(async () => {
+        if (this.#state.placement.hot) this.#requestHotCheck(Date.now());
+        else this.#alarm.request(Date.now() + HANDOVER_RESUME_MS);
+      });
       setTimeout(() => this.handover.run(), 0);
     }
   }
@@ -364,7 +370,8 @@ export class ItemCounter extends DurableObject<Env> {
     const next = this.#state.placement.hot ? this.#requestHotCheck(now) : null;
     const item = this.#item;
     if (item !== undefined) {
-      const ttlSeconds = this.#state.placement.hot ? HOT_GAUGE_TTL_SECONDS + Math.max(0, Math.ceil(((next ?? now) - now) / 1000)) : 0;
+      // A hot item that will never look at itself again (it cannot cool) keeps its gauges until it does cool.
+      const ttlSeconds = !this.#state.placement.hot ? 0 : next === null ? undefined : HOT_GAUGE_TTL_SECONDS + Math.max(0, Math.ceil((next - now) / 1000));
       metrics.gauge("hot_item_shards", { item }, this.#state.placement.shards, { ttlSeconds });
       metrics.gauge("hot_item_writes_per_second", { item }, this.#rate.displayed(now), { ttlSeconds });
     }

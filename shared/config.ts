@@ -267,9 +267,9 @@ export const ConfigSchema = z.object({
   RECONCILE_SAMPLE_ITEMS: numberVar(10_000).transform(Math.floor),
   RECONCILE_DRIFT_SAMPLE: numberVar(100).transform(Math.floor),
   /**
-   * Between those runs, the head of a hot item while it takes writes, and of
-   * an item with at least RECHECK_LIKES likes while it changes, has its
-   * stores compared with it every RECHECK_INTERVAL_SECONDS
+   * Between those runs, the head of a hot item while it changes or takes
+   * writes, and of an item with at least RECHECK_LIKES likes while it
+   * changes, has its stores compared with it every RECHECK_INTERVAL_SECONDS
    * (docs/operations.md: the recheck).
    */
   RECHECK_INTERVAL_SECONDS: numberVar(30, 1),

@@ -80,16 +80,17 @@ export class UserOutbox {
 
   /**
    * The edges whose newest change the item side has not acknowledged. The
-   * list's edges are read in one statement (a few for a long list), not one
-   * each: a user's marks wait for the sweep, so every like of a burst reads
-   * the whole list again.
+   * list's edges are read by item in one statement (one per 100 edges), not
+   * one each: a user's marks wait for the sweep, so every like of a burst
+   * reads the whole list again. An item's other counter comes along, a row
+   * read and left.
    */
   undelivered(): EdgeRef[] {
     const stored = this.stored();
     if (stored.length === 0) return [];
     const versions = new Map<string, Version>();
-    for (let i = 0; i < stored.length; i += ITEMS_PER_READ) {
-      const items = [...new Set(stored.slice(i, i + ITEMS_PER_READ).map((edge) => edge.item))];
+    for (let i = 0; i < stored.length; i += EDGES_PER_READ) {
+      const items = [...new Set(stored.slice(i, i + EDGES_PER_READ).map((edge) => edge.item))];
       const rows = this.storage.sql
         .exec<EdgeRef & Version>(`SELECT item, counter, inc, seq FROM edges WHERE item IN (${items.map(() => "?").join(", ")})`, ...items)
         .toArray();
@@ -115,5 +116,5 @@ export class UserOutbox {
   }
 }
 
-/** Items named in one read of the list's edges: a statement binds at most 100 values. */
-const ITEMS_PER_READ = 100;
+/** Edges of the list in one read: their items, at most as many, are its bound values, of which a statement takes 100. */
+const EDGES_PER_READ = 100;

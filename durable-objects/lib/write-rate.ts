@@ -48,22 +48,22 @@ export class WriteRate {
   underAt(limit: number, seconds: number, now: number): number | null {
     if (limit <= 0) return null;
     const current = Math.floor(now / 1000);
-    const inside = [...this.#buckets].filter(([second]) => second > current - seconds);
+    const inside = [...this.#buckets].filter(([second]) => second > current - seconds).sort(([a], [b]) => a - b);
     let writes = inside.reduce((sum, [, n]) => sum + n, 0);
     let at = now;
     for (const [second, n] of inside) {
       if (writes / seconds < limit) break;
       writes -= n;
-      at = (second + seconds) * 1000;
+      // The first whole second whose window leaves this one out (a window of fractional seconds too).
+      at = (second + Math.ceil(seconds)) * 1000;
     }
     return at;
   }
 
   /** The end of the last second a write was recorded in; null: none remembered. */
   lastWriteAt(): number | null {
-    let last: number | null = null;
-    for (const second of this.#buckets.keys()) last = second;
-    return last === null ? null : (last + 1) * 1000;
+    if (this.#buckets.size === 0) return null;
+    return (Math.max(...this.#buckets.keys()) + 1) * 1000;
   }
 
   /** When this rate will have been measured for `seconds`. */

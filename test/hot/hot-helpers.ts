@@ -73,7 +73,8 @@ export async function settledLikes(key: string, expected: number): Promise<numbe
 
 /**
  * Waits for the head's own cooling check to merge the item back: it runs
- * every cool window, and merges once the rate stayed low for a whole one.
+ * when the item can first cool, once the rate stayed low for a whole cool
+ * window.
  */
 export async function cooled(key: string): Promise<boolean> {
   const deadline = Date.now() + SETTLE_MS;

@@ -86,7 +86,8 @@ describe("the hot/cool decision", () => {
       const seconds = 1 + Math.floor(random() * 90);
       for (let s = 0; s < seconds; s++) measured.record(Math.floor(random() * 40), split + s * 1000);
       const now = split + seconds * 1000;
-      const settings = { ...SETTINGS, coolRate: 1 + Math.floor(random() * 20) };
+      // Half the runs with a cool window of fractional seconds, which the settings allow.
+      const settings = { ...SETTINGS, coolRate: 1 + Math.floor(random() * 20), coolWindow: random() < 0.5 ? 60 : 59.5 };
       const cools = (t: number) => decideFlip({ hot: true, shards: 16 }, measured.view(t), settings) !== null;
       // With no write, cooling only begins on a second's boundary or when the window is first measured.
       const moments = [measured.measuredAt(settings.coolWindow)];

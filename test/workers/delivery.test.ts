@@ -351,7 +351,13 @@ describe("the outbox list kept in memory", () => {
       for (const [i, edge] of edges.entries()) if (i % 3 === 0) outbox.delivered(edge, { inc: 1, seq: 1_000 + i });
       outbox.delivered(edges[2]!, { inc: 1, seq: 1 });
       const expected = [...earlier, ...edges.filter((_, i) => i % 3 !== 0 && i !== 151)];
+      const exec = storage.sql.exec;
+      let statements = 0;
+      storage.sql.exec = ((...args: Parameters<typeof exec>) => (statements++, exec(...args))) as typeof exec;
       expect(outbox.undelivered()).toEqual(expected);
+      // One statement per 100 listed edges, whatever the list holds.
+      expect(statements).toBe(Math.ceil((earlier.length + edges.length) / 100));
+      storage.sql.exec = exec;
       expect(outbox.due(edges[2]!)).toMatchObject({ seq: 1_002 });
       expect(outbox.due(edges[3]!)).toBeNull();
       expect(outbox.due(edges[151]!)).toBeNull();
