@@ -38,6 +38,12 @@ const EVENT_PERSIST_MS = 250;
 const HOT_GAUGE_TTL_SECONDS = 120;
 /** A failed cooling check is retried by the alarm after this long. */
 const RETRY_MS = 1_000;
+/**
+ * How far the stored earliest cooling time lags the writes at most: after a
+ * restart a busy hot item may cool up to this much sooner than its writes
+ * would have let it (ItemCounter's #coolsAt).
+ */
+const COOLS_AT_STEP_MS = 60_000;
 /** A hand-over in flight when a head starts is resumed by its alarm this long after, should the run the start begins be cut. */
 const HANDOVER_RESUME_MS = 60_000;
 
@@ -274,8 +280,11 @@ export class ItemCounter extends DurableObject<Env> {
     const reports = this.#children.newer(batch.flatMap((w) => ("report" in w ? [[w.report.index, w.report.report] as const] : [])));
     for (const [index, report] of reports) this.#rate.record(this.#children.newWrites(index, report), now);
     this.#rate.record(batch.reduce((n, w) => n + ("apply" in w ? w.apply.length : 0), 0), now);
-    const flip = decideFlip(this.#state.placement, this.#rate.view(now), this.#settings(), batch.some((w) => "hint" in w));
+    const decided = decideFlip(this.#state.placement, this.#rate.view(now), this.#settings(), batch.some((w) => "hint" in w));
+    // A head started again after a restart has not seen the writes before it: it cools no sooner than those it stored allow.
+    const flip = decided && !decided.hot && now < this.#state.coolsAt ? null : decided;
     const placement = flip ?? this.#state.placement;
+    const coolsAt = placement.hot ? this.#coolsAt(now) : this.#state.coolsAt;
     const accepted: EdgeChange[] = [];
     const refusals = batch.map((work) => {
       if (!("apply" in work) || !work.apply[0]) return null;
@@ -290,7 +299,7 @@ export class ItemCounter extends DurableObject<Env> {
     if (!idle) this.#commit(() => {
       this.#schema.ensure();
       this.emitter.fold();
-      let changed = events || flip !== null;
+      let changed = events || flip !== null || coolsAt !== this.#state.coolsAt;
       for (const change of accepted) {
         const delta = applyEdge(sql, change);
         if (delta === null) continue;
@@ -301,10 +310,10 @@ export class ItemCounter extends DurableObject<Env> {
       this.#children.write(reports, now);
       this.#events.write(now);
       this.#viewers.persist();
-      if (changed) writeHeadState(this.#row, { ...this.#state, counts: next, placement, hotSince: flip?.hot ? now : this.#state.hotSince });
+      if (changed) writeHeadState(this.#row, { ...this.#state, counts: next, placement, hotSince: flip?.hot ? now : this.#state.hotSince, coolsAt });
       if (events || !sameCounts(before, this.#children.total(next, reports))) this.emitter.recordCounts();
     });
-    this.#state = { ...this.#state, counts: next, hotSince: flip?.hot ? now : this.#state.hotSince };
+    this.#state = { ...this.#state, counts: next, hotSince: flip?.hot ? now : this.#state.hotSince, coolsAt: idle ? this.#state.coolsAt : coolsAt };
     this.#events.committed();
     this.#children.committed(reports, now);
     this.emitter.wake();
@@ -378,9 +387,21 @@ export class ItemCounter extends DurableObject<Env> {
     scheduleFlush(this.env, this.ctx);
   }
 
+  /**
+   * The earliest a hot item may cool by the writes seen so far, to store:
+   * only while those writes hold it hot, and moved on only in steps of
+   * COOLS_AT_STEP_MS, so a busy hot head writes its state row for it about
+   * once a minute, not with every report.
+   */
+  #coolsAt(now: number): number {
+    const settings = this.#settings();
+    const bound = this.#rate.underAt(settings.coolRate, settings.coolWindow, now);
+    return bound !== null && bound > now && bound >= this.#state.coolsAt + COOLS_AT_STEP_MS ? bound : this.#state.coolsAt;
+  }
+
   /** Asks the alarm for a hot head's next look at itself (hot-policy.ts, nextHotCheck), and says when that is. */
   #requestHotCheck(now: number): number | null {
-    const at = nextHotCheck(this.#rate, this.#settings(), now);
+    const at = nextHotCheck(this.#rate, this.#settings(), now, this.#state.coolsAt);
     if (at !== null) this.#alarm.request(at);
     return at;
   }

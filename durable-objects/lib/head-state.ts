@@ -16,16 +16,18 @@ export type HeadState = {
   hotSince: number;
   /** The hand-over batch marked and not yet finished. */
   handing: HandedEdge[] | null;
+  /** The earliest the item may cool by the writes the head has seen, stored to within COOLS_AT_STEP_MS (ItemCounter.ts). */
+  coolsAt: number;
 };
 
 export function emptyHeadState(): HeadState {
-  return { counts: zeroCounts(), placement: { hot: false, shards: 0 }, hotSince: 0, handing: null };
+  return { counts: zeroCounts(), placement: { hot: false, shards: 0 }, hotSince: 0, handing: null, coolsAt: 0 };
 }
 
 export function loadHeadState(sql: Sql): HeadState {
   const row = sql
-    .exec<{ likes: number; saves: number; views: number; shares: number; hot: number; shards: number; hot_since: number; handing: string | null }>(
-      "SELECT likes, saves, views, shares, hot, shards, hot_since, handing FROM state",
+    .exec<{ likes: number; saves: number; views: number; shares: number; hot: number; shards: number; hot_since: number; handing: string | null; cools_at: number }>(
+      "SELECT likes, saves, views, shares, hot, shards, hot_since, handing, cools_at FROM state",
     )
     .toArray()[0];
   if (!row) return emptyHeadState();
@@ -35,6 +37,7 @@ export function loadHeadState(sql: Sql): HeadState {
     hotSince: row.hot_since,
     // A batch stored before edges kept their time has none: 0, as the migration gives old edges.
     handing: row.handing === null ? null : (JSON.parse(row.handing) as HandedEdge[]).map((edge) => ({ ...edge, at: edge.at ?? 0 })),
+    coolsAt: row.cools_at,
   };
 }
 
@@ -50,6 +53,7 @@ export function writeHeadState(row: StateRow, state: HeadState): void {
       shards: state.placement.shards,
       hot_since: state.hotSince,
       handing: state.handing === null ? null : JSON.stringify(state.handing),
+      cools_at: state.coolsAt,
     }),
   });
 }

@@ -114,13 +114,14 @@ export type RateTimes = {
  * last busy figure, and when the item can first cool (a whole cool window
  * measured, its writes in it under the cool rate). A write meanwhile only
  * puts either later, and the head then asks again: an item whose writes
- * stopped looks twice, not once a minute for its whole cool window. Null
- * when neither will ever come.
+ * stopped looks twice, not once a minute for its whole cool window. Not
+ * before `coolsAt`, the earliest the item may cool by the writes the head
+ * stored (ItemCounter.ts). Null when neither will ever come.
  */
-export function nextHotCheck(rate: RateTimes, settings: HotSettings, now: number): number | null {
+export function nextHotCheck(rate: RateTimes, settings: HotSettings, now: number, coolsAt = 0): number | null {
   const shownZero = rate.underAt(Number.MIN_VALUE, RATE_DISPLAY_SECONDS, now);
   const cools = rate.underAt(settings.coolRate, settings.coolWindow, now);
-  const times = [shownZero !== null && shownZero > now ? shownZero : null, cools === null ? null : Math.max(cools, rate.measuredAt(settings.coolWindow))];
+  const times = [shownZero !== null && shownZero > now ? shownZero : null, cools === null ? null : Math.max(cools, rate.measuredAt(settings.coolWindow), coolsAt)];
   const due = times.filter((t): t is number => t !== null);
   if (due.length === 0) return null;
   const at = Math.min(...due);

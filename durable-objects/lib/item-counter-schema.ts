@@ -96,11 +96,14 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE emission;
     `,
   },
+  // The earliest a hot item may cool, by the writes its head has seen: a head that starts again after a
+  // restart knows none of them (its write rate is in memory), and would otherwise merge a busy item at once.
+  { id: 12, sql: "ALTER TABLE state ADD COLUMN cools_at INTEGER NOT NULL DEFAULT 0;" },
 ];
 
-/** A new head's schema: what migrations 1 to 11 build, in one script (sql-schema.ts). */
+/** A new head's schema: what migrations 1 to 12 build, in one script (sql-schema.ts). */
 export const BASELINE: Baseline = {
-  through: 11,
+  through: 12,
   sql: `
     CREATE TABLE edges (user TEXT NOT NULL, counter TEXT NOT NULL, state INTEGER NOT NULL, inc INTEGER NOT NULL,
       seq INTEGER NOT NULL, moved INTEGER, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (user, counter)) WITHOUT ROWID;
@@ -119,7 +122,8 @@ export const BASELINE: Baseline = {
       id INTEGER PRIMARY KEY CHECK (id = 1),
       likes INTEGER NOT NULL, saves INTEGER NOT NULL, views INTEGER NOT NULL, shares INTEGER NOT NULL,
       hot INTEGER NOT NULL, shards INTEGER NOT NULL, hot_since INTEGER NOT NULL, handing TEXT,
-      emit_seq INTEGER NOT NULL DEFAULT 0, emit_acked_seq INTEGER NOT NULL DEFAULT 0, emit_edges TEXT NOT NULL DEFAULT '[]'
+      emit_seq INTEGER NOT NULL DEFAULT 0, emit_acked_seq INTEGER NOT NULL DEFAULT 0, emit_edges TEXT NOT NULL DEFAULT '[]',
+      cools_at INTEGER NOT NULL DEFAULT 0
     );
     INSERT INTO state (id, likes, saves, views, shares, hot, shards, hot_since, handing) VALUES (1, 0, 0, 0, 0, 0, 0, 0, NULL);
     CREATE TABLE recheck (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL, seq INTEGER NOT NULL);

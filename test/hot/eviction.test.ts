@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { freshId } from "../workers/helpers";
-import { cooled, delivered, describeItem, head, makeHot } from "./hot-helpers";
+import { cooled, delivered, describeItem, head, makeHot, settledLikes } from "./hot-helpers";
 
 describe("a hot item whose objects are evicted", () => {
   it("still cools, from its stored split time, and then keeps no alarm", async () => {
@@ -14,5 +14,23 @@ describe("a hot item whose objects are evicted", () => {
     await expect
       .poll(() => runInDurableObject(head(key), (_, state) => state.storage.getAlarm()), { timeout: 15_000, interval: 200 })
       .toBeNull();
+  });
+
+  it("does not cool, when started again, before the earliest time the writes it stored allow", async () => {
+    const id = freshId();
+    const key = `post:${id}`;
+    const wave = await makeHot(id);
+    expect(await delivered(wave.map((u) => u.id))).toBe(true);
+    expect(await settledLikes(key, wave.length)).toBe(wave.length);
+    const coolsAtOf = () => runInDurableObject(head(key), (_, state) => state.storage.sql.exec<{ cools_at: number }>("SELECT cools_at FROM state").one().cools_at);
+    // The children's reports held the item hot: the head stored how long that lasts.
+    expect(await coolsAtOf()).toBeGreaterThan(0);
+    // As a busy item's would be after a restart: its writes hold it hot a while yet, and the new instance has seen none of them.
+    const coolsAt = Date.now() + 5_000;
+    await runInDurableObject(head(key), (_, state) => state.storage.sql.exec("UPDATE state SET cools_at = ?", coolsAt));
+    await abortAllDurableObjects();
+    expect((await describeItem(key)).hot).toBe(true);
+    expect(await cooled(key)).toBe(true);
+    expect(Date.now()).toBeGreaterThanOrEqual(coolsAt);
   });
 });

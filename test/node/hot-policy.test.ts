@@ -107,6 +107,8 @@ describe("the hot/cool decision", () => {
     expect(nextHotCheck(measured, SETTINGS, split + 20_000)).toBe(split + 60_000);
     measured.record(1_000, split + 30_500);
     expect(nextHotCheck(measured, SETTINGS, split + 50_000)).toBe(split + 90_000);
+    // Not before the earliest cooling the head stored, which a restarted head's empty rate knows nothing of.
+    expect(nextHotCheck(new WriteRate(split, rateKeepSeconds(SETTINGS)), SETTINGS, split + 70_000, split + 200_000)).toBe(split + 200_000);
     const never = new WriteRate(split, rateKeepSeconds(SETTINGS));
     expect(nextHotCheck(never, { ...SETTINGS, coolRate: 0 }, split + 1_000)).toBeNull();
     expect(nextHotCheck(never, SETTINGS, split + 70_000)).toBe(split + 71_000);
