@@ -395,6 +395,8 @@ export class ItemCounter extends DurableObject<Env> {
    */
   #coolsAt(now: number): number {
     const settings = this.#settings();
+    // No write of now can put the bound a whole step past the stored one: not worth reading the window.
+    if (now + (Math.ceil(settings.coolWindow) + 1) * 1000 < this.#state.coolsAt + COOLS_AT_STEP_MS) return this.#state.coolsAt;
     const bound = this.#rate.underAt(settings.coolRate, settings.coolWindow, now);
     return bound !== null && bound > now && bound >= this.#state.coolsAt + COOLS_AT_STEP_MS ? bound : this.#state.coolsAt;
   }

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { ItemDescription } from "../../shared/contracts";
-import { like, newUser } from "../workers/helpers";
+import { freshId, like, newUser } from "../workers/helpers";
 
 // Settings of this project (vitest.config.ts): hot past 10 writes/s over 1 s,
 // 4 children, cool under 1 write/s over 2 s, children report every 50 ms.
@@ -121,4 +121,32 @@ export async function delivered(ids: readonly string[]): Promise<boolean> {
     await sleep(100);
   }
   return false;
+}
+
+/**
+ * Keeps a hot item hot without changing its counts: changes from users new
+ * to the item, which its hot head refuses (new edges belong to its
+ * children), still count as its writes. So no snapshot but a repair rewrites
+ * the item's rows. Sent on a timer, ten a second, not one after another's
+ * answer: the head checks its cooling the moment its 2 s window could fall
+ * under the cool rate, and answers slowed by a busy machine must not let
+ * the rate dip there. The timer paces the load; it waits for no state.
+ * Stopping it waits for every answer and says which were not a refusal.
+ */
+export function keepHot(key: string): () => Promise<string[]> {
+  const answers: Promise<void>[] = [];
+  const wrong: string[] = [];
+  const send = () =>
+    head(key)
+      .apply([{ user: freshId(), counter: "likes", state: 1, inc: 1, seq: 1, at: Date.now() }])
+      .then(
+        (answer) => void (answer.status !== "moved" && wrong.push(answer.status)),
+        (error: unknown) => void wrong.push(String(error)),
+      );
+  const timer = setInterval(() => answers.push(send()), 100);
+  return async () => {
+    clearInterval(timer);
+    await Promise.allSettled(answers);
+    return wrong;
+  };
 }

@@ -7,7 +7,7 @@ import { splitItem } from "../../workers/stores/item-key";
 import { freshId, like, tokenFor } from "../workers/helpers";
 import { sample, scrape } from "../workers/metrics-exposition";
 import { d1Counts, settled } from "../workers/pipeline-helpers";
-import { cooled, delivered, handedOver, head, makeHot, settledLikes, users } from "./hot-helpers";
+import { cooled, delivered, handedOver, head, keepHot, makeHot, settledLikes, users } from "./hot-helpers";
 
 // This project rechecks every 2 s (RECHECK_INTERVAL_SECONDS in vitest.config.ts); the cron never runs here.
 const WAIT = { timeout: 20_000, interval: 200 };
@@ -23,34 +23,13 @@ const alarmOf = (key: string) => runInDurableObject(head(key), (_, state) => sta
 const markOf = (key: string) =>
   runInDurableObject(head(key), (_, state) => state.storage.sql.exec<RecheckMark>("SELECT at, seq FROM recheck").toArray()[0] ?? null);
 
-/**
- * Keeps a hot item hot without changing its counts: changes from users new
- * to the item, which its hot head refuses (new edges belong to its
- * children), still count as its writes. So no snapshot but a repair rewrites
- * the item's rows. Sent on a timer, ten a second, not one after another's
- * answer: the head checks its cooling the moment its 2 s window could fall
- * under the cool rate, and answers slowed by a busy machine must not let
- * the rate dip there. The timer paces the load; it waits for no state.
- */
-function keepHot(key: string): () => Promise<void> {
-  const answers: Promise<void>[] = [];
-  const send = async () => {
-    const answer = await head(key).apply([{ user: freshId(), counter: "likes", state: 1, inc: 1, seq: 1, at: Date.now() }]);
-    expect(answer.status).toBe("moved");
-  };
-  const timer = setInterval(() => answers.push(send()), 100);
-  return async () => {
-    clearInterval(timer);
-    await Promise.all(answers);
-  };
-}
-
 describe("the recheck of hot items between reconciliation runs", () => {
   it("repairs a hot item's D1 row that drifted at its current sequence, without the cron", async () => {
     const id = freshId();
     const key = `post:${id}`;
     const likers = await makeHot(id);
     const stop = keepHot(key);
+    let wrong: string[] = [];
     try {
       expect(await delivered(likers.map((u) => u.id))).toBe(true);
       expect(await handedOver(key)).toBe(true);
@@ -72,8 +51,10 @@ describe("the recheck of hot items between reconciliation runs", () => {
       expect((await d1Counts(key))!.seq).toBeGreaterThan(seq);
       await expect.poll(repairs, WAIT).toBeGreaterThan(before);
     } finally {
-      await stop();
+      wrong = await stop();
     }
+    // Every change the test sent was refused: the item stayed hot throughout.
+    expect(wrong).toEqual([]);
   }, 90_000);
 
   it("stops rechecking a hot item once it cools, and the head keeps no alarm", async () => {
