@@ -39,9 +39,11 @@ const HOT_GAUGE_TTL_SECONDS = 120;
 /** A failed cooling check is retried by the alarm after this long. */
 const RETRY_MS = 1_000;
 /**
- * How far the stored earliest cooling time lags the writes at most: after a
- * restart a busy hot item may cool up to this much sooner than its writes
- * would have let it (ItemCounter's #coolsAt).
+ * How far the stored earliest cooling time may lag the writes the head has
+ * seen (#coolsAt): it is moved on only in steps this long, so a busy hot
+ * head writes it about once a minute. A restarted head's window holds only
+ * the writes since its start, so the bound is a floor, not the item's
+ * whole window (docs/hot-items.md).
  */
 const COOLS_AT_STEP_MS = 60_000;
 /** A hand-over in flight when a head starts is resumed by its alarm this long after, should the run the start begins be cut. */
@@ -127,7 +129,11 @@ export class ItemCounter extends DurableObject<Env> {
       snapshotExtras: () => ({ unique_viewers: this.#viewers.estimate() }),
       sent: () => this.#recheck.alarm(),
     });
-    const head = () => ({ ready: this.#schema.ready, hot: this.#state.placement.hot, likes: this.#total().likes, lastWriteAt: this.#rate.lastWriteAt() });
+    // Planned after every emission sent: only a hot item's rule reads its last write, so only a hot head looks it up.
+    const head = () => {
+      const hot = this.#state.placement.hot;
+      return { ready: this.#schema.ready, hot, likes: this.#total().likes, lastWriteAt: hot ? this.#rate.lastWriteAt() : null };
+    };
     this.#recheck = new Recheck(this.#storage, env, name, this.emitter, this.#alarm, head);
     // A hot head has its cooling check coming, a hand-over its next batch, a large item its next recheck.
     this.#alarm.register(() => this.#state.placement.hot || this.#state.handing !== null || this.#recheck.pending);

@@ -9,7 +9,7 @@ export type RecheckSubject = {
   likes: number;
   /** The head's snapshot sequence: it moves with every change of the item's counts (0: never counted). */
   seq: number;
-  /** The end of the last second the item took a write in (the head's or a child's), as far as the head remembers; null: none since it woke. */
+  /** A hot item's: the end of the last second it took a write in (the head's or a child's), as far as the head remembers; null: none since it woke, or not hot (the rule reads it only for a hot item). */
   lastWriteAt: number | null;
 };
 
