@@ -50,6 +50,17 @@ type ItemMemory = { count: number; hidden: boolean; private: boolean };
 const armed = new Set<string>();
 let lastAlarmAt = 0;
 
+/** An object of a reference that has an alarm set, due at `at`: work `/healthz` reports until `disarmed`. */
+export function armedAt(id: string, at: number): void {
+  armed.add(id);
+  lastAlarmAt = Math.max(lastAlarmAt, at);
+}
+
+/** The object's alarm ran and left nothing to do. */
+export function disarmed(id: string): void {
+  armed.delete(id);
+}
+
 export class ContractUser<E extends ContractEnv = ContractEnv> extends DurableObject<E> {
   #tats = new Map<string, number>();
   /** The stored outbox, kept parsed: only this object writes it. */
@@ -112,8 +123,7 @@ export class ContractUser<E extends ContractEnv = ContractEnv> extends DurableOb
     this.committed(item, on, at);
     if (this.#alarmAt === null) {
       this.#alarmAt = now + SWEEP_MS;
-      armed.add(this.ctx.id.toString());
-      lastAlarmAt = Math.max(lastAlarmAt, this.#alarmAt);
+      armedAt(this.ctx.id.toString(), this.#alarmAt);
       void this.ctx.storage.setAlarm(this.#alarmAt);
     }
     return { kind: "changed" };
@@ -131,7 +141,7 @@ export class ContractUser<E extends ContractEnv = ContractEnv> extends DurableOb
     this.ctx.storage.sql.exec("UPDATE state SET outbox = '[]'");
     this.#outbox.clear();
     this.#alarmAt = null;
-    armed.delete(this.ctx.id.toString());
+    disarmed(this.ctx.id.toString());
   }
 }
 

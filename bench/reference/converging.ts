@@ -25,7 +25,7 @@ import { ContractUser, contractWorker, type ContractEnv } from "./contract";
 type ConvergingEnv = ContractEnv & { ITEMS: DurableObjectNamespace<ConvergingItem>; DB: D1Database };
 
 /** An edge's change, versioned by the edge's time at the user's object, which never goes back (bench/reference/contract.ts). */
-type Change = { user: string; on: boolean; at: number };
+export type Change = { user: string; on: boolean; at: number };
 
 export class ConvergingUser extends ContractUser<ConvergingEnv> {
   /** What the item side acknowledged, per item: the version of the edge it holds. Memory only: the alarm's redelivery covers a new instance. */
@@ -130,14 +130,19 @@ export class ConvergingItem extends DurableObject<ConvergingEnv> {
   }
 
   async #writeCount(item: string): Promise<void> {
-    const colon = item.indexOf(":");
-    await this.env.DB.prepare(
+    await countWrite(this.env.DB, item, this.#count, this.#seq).run();
+  }
+}
+
+/** The item's count in D1's `item_counts`, written only over an older sequence. */
+export function countWrite(db: D1Database, item: string, count: number, seq: number): D1PreparedStatement {
+  const colon = item.indexOf(":");
+  return db
+    .prepare(
       `INSERT INTO item_counts (item_type, item_id, likes, views, shares, saves, seq, updated_at) VALUES (?1, ?2, ?3, 0, 0, 0, ?4, ?5)
        ON CONFLICT (item_type, item_id) DO UPDATE SET likes = excluded.likes, seq = excluded.seq, updated_at = excluded.updated_at WHERE excluded.seq > item_counts.seq`,
     )
-      .bind(item.slice(0, colon), item.slice(colon + 1), this.#count, this.#seq, Date.now())
-      .run();
-  }
+    .bind(item.slice(0, colon), item.slice(colon + 1), count, seq, Date.now());
 }
 
 export default contractWorker;

@@ -1,49 +1,57 @@
-// The converging reference (bench/reference/converging.ts) is the simplest
-// design `npm run bench -- --reference` sets plaudit's likes against for
-// the work after an answer: it must itself do that work, or the comparison
+// The converging references (bench/reference/converging.ts and its pipeline
+// shape, bench/reference/pipeline.ts) are the simplest designs
+// `npm run bench -- --reference` sets plaudit's likes against for the work
+// after an answer: each must itself do that work, or the comparison
 // flatters it.
-// Its answers, and the count it converges on in the regional store, are
-// checked here against a model of the edges.
+// Their answers, the count each converges on in the regional store, and
+// that each goes idle once it has, are checked here against a model of the
+// edges.
 import { execFileSync } from "node:child_process";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeStateDir, startReference, type LocalServer } from "../../bench/lib/server";
 
 const SECRET = "converging-reference-test-secret-0123456789";
-let server: LocalServer;
 
-beforeAll(async () => {
-  server = await startReference("converging", SECRET);
-});
+describe.each(["converging", "pipeline"])("the %s reference", (name) => {
+  let server: LocalServer;
 
-afterAll(async () => {
-  await server?.kill();
-  if (server) removeStateDir(server.stateDir);
-});
-
-async function toggle(user: string, item: string, on: boolean): Promise<{ status: number; body: { status: string; count: number } }> {
-  const token = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(user).setExpirationTime("1h").sign(new TextEncoder().encode(SECRET));
-  const response = await fetch(`${server.url}/v1/like`, {
-    method: on ? "POST" : "DELETE",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ item_type: "post", item_id: item }),
+  beforeAll(async () => {
+    server = await startReference(name, SECRET);
   });
-  return { status: response.status, body: (await response.json()) as { status: string; count: number } };
-}
 
-/** The reference's D1 rows, read the way an operator would, with wrangler. */
-function storedLikes(): Record<string, number> {
-  const out = execFileSync(
-    "node_modules/.bin/wrangler",
-    ["d1", "execute", "DB", "--local", "--persist-to", `${server.stateDir}/wrangler`, "-c", "bench/reference/converging.toml", "--json", "--command", "SELECT item_id, likes FROM item_counts"],
-    { encoding: "utf8", env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" } },
-  );
-  const rows = (JSON.parse(out) as { results: { item_id: string; likes: number }[] }[])[0]!.results;
-  return Object.fromEntries(rows.map((row) => [row.item_id, row.likes]));
-}
+  afterAll(async () => {
+    await server?.kill();
+    if (server) removeStateDir(server.stateDir);
+  });
 
-describe("the converging reference", () => {
-  it("answers as the contract does and brings each item's count to D1", async () => {
+  async function toggle(user: string, item: string, on: boolean): Promise<{ status: number; body: { status: string; count: number } }> {
+    const token = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(user).setExpirationTime("1h").sign(new TextEncoder().encode(SECRET));
+    const response = await fetch(`${server.url}/v1/like`, {
+      method: on ? "POST" : "DELETE",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ item_type: "post", item_id: item }),
+    });
+    return { status: response.status, body: (await response.json()) as { status: string; count: number } };
+  }
+
+  /** The reference's D1 rows, read the way an operator would, with wrangler. */
+  function storedLikes(): Record<string, number> {
+    const out = execFileSync(
+      "node_modules/.bin/wrangler",
+      ["d1", "execute", "DB", "--local", "--persist-to", `${server.stateDir}/wrangler`, "-c", `bench/reference/${name}.toml`, "--json", "--command", "SELECT item_id, likes FROM item_counts"],
+      { encoding: "utf8", env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" } },
+    );
+    const rows = (JSON.parse(out) as { results: { item_id: string; likes: number }[] }[])[0]!.results;
+    return Object.fromEntries(rows.map((row) => [row.item_id, row.likes]));
+  }
+
+  /** Objects whose alarm is set, as the bench reads them before it takes a reference's CPU. */
+  async function busy(): Promise<number> {
+    return ((await (await fetch(`${server.url}/healthz`)).json()) as { busy: number }).busy;
+  }
+
+  it("answers as the contract does, brings each item's count to D1, and then does nothing", async () => {
     const steps: [string, string, boolean, string, number][] = [
       ["1", "10", true, "liked", 1],
       ["2", "10", true, "liked", 2],
@@ -59,6 +67,8 @@ describe("the converging reference", () => {
       expect(answer.status).toBe(200);
       expect(answer.body).toMatchObject({ status, count });
     }
+    expect(await busy()).toBeGreaterThan(0);
     await expect.poll(storedLikes, { timeout: 20_000, interval: 500 }).toEqual({ "10": 2, "11": 0 });
+    await expect.poll(busy, { timeout: 30_000, interval: 500 }).toBe(0);
   });
 });
