@@ -85,16 +85,11 @@ export class ConvergingItem extends DurableObject<ConvergingEnv> {
   /** One commit when the change is newer than the edge's; then the count in D1, newest last, before the acknowledgement. */
   async apply(item: string, change: Change): Promise<void> {
     const sql = this.ctx.storage.sql;
-    const edge = sql.exec<{ state: number; at: number }>("SELECT state, at FROM edges WHERE user = ?", change.user).toArray()[0];
+    const edge = storedEdge(sql, change.user);
     if ((edge?.at ?? 0) < change.at) {
       const delta = (change.on ? 1 : 0) - (edge?.state ?? 0);
       this.ctx.storage.transactionSync(() => {
-        sql.exec(
-          "INSERT INTO edges (user, state, at) VALUES (?1, ?2, ?3) ON CONFLICT (user) DO UPDATE SET state = excluded.state, at = excluded.at",
-          change.user,
-          change.on ? 1 : 0,
-          change.at,
-        );
+        writeEdge(sql, change);
         sql.exec("UPDATE state SET count = ?, seq = ?", this.#count + delta, this.#seq + 1);
       });
       this.#count += delta;
@@ -132,6 +127,21 @@ export class ConvergingItem extends DurableObject<ConvergingEnv> {
   async #writeCount(item: string): Promise<void> {
     await countWrite(this.env.DB, item, this.#count, this.#seq).run();
   }
+}
+
+/** A user's edge as an item object holds it; undefined before the user's first change reaches it. */
+export function storedEdge(sql: SqlStorage, user: string): { state: number; at: number } | undefined {
+  return sql.exec<{ state: number; at: number }>("SELECT state, at FROM edges WHERE user = ?", user).toArray()[0];
+}
+
+/** The change as the user's edge, in the caller's commit. */
+export function writeEdge(sql: SqlStorage, change: Change): void {
+  sql.exec(
+    "INSERT INTO edges (user, state, at) VALUES (?1, ?2, ?3) ON CONFLICT (user) DO UPDATE SET state = excluded.state, at = excluded.at",
+    change.user,
+    change.on ? 1 : 0,
+    change.at,
+  );
 }
 
 /** The item's count in D1's `item_counts`, written only over an older sequence. */

@@ -23,7 +23,7 @@
 // hot-item splits.
 import { DurableObject } from "cloudflare:workers";
 import { armedAt, contractWorker, disarmed, type ContractEnv } from "./contract";
-import { ConvergingUser, countWrite, type Change } from "./converging";
+import { ConvergingUser, countWrite, storedEdge, writeEdge, type Change } from "./converging";
 
 /** One item's count, as its emission carries it. */
 type Emission = { item: string; count: number; seq: number };
@@ -71,16 +71,11 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
   /** One commit when the change is newer than the edge's; its emission goes a second later. */
   apply(item: string, change: Change): void {
     const sql = this.ctx.storage.sql;
-    const edge = sql.exec<{ state: number; at: number }>("SELECT state, at FROM edges WHERE user = ?", change.user).toArray()[0];
+    const edge = storedEdge(sql, change.user);
     if ((edge?.at ?? 0) >= change.at) return;
     const count = this.#count + (change.on ? 1 : 0) - (edge?.state ?? 0);
     this.ctx.storage.transactionSync(() => {
-      sql.exec(
-        "INSERT INTO edges (user, state, at) VALUES (?1, ?2, ?3) ON CONFLICT (user) DO UPDATE SET state = excluded.state, at = excluded.at",
-        change.user,
-        change.on ? 1 : 0,
-        change.at,
-      );
+      writeEdge(sql, change);
       sql.exec("UPDATE state SET item = ?, count = ?, seq = ?, acked = ?", item, count, this.#seq + 1, this.#heardAck);
     });
     this.#item = item;
