@@ -332,6 +332,7 @@ const YARDSTICK = "like";
  * `contract` reference, its row is the floor the contract sets (what any
  * implementation pays before a like's answer), with `converging` the
  * contract plus the work after the answer done as simply as it can be,
+ * with `pipeline` that work in the shape of plaudit's pipeline,
  * and plaudit's row is where plaudit stands; empty when the like reference
  * did not run.
  */

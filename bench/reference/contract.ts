@@ -41,24 +41,29 @@ type ItemMemory = { count: number; hidden: boolean; private: boolean };
 
 /**
  * The objects whose alarm is set and has not run, over the isolate (the
- * Worker and its objects share it under `wrangler dev`), and when the last
- * of them is due: `/healthz` reports them as work still to do, so the bench
- * waits for them before it reads this server's CPU, without polling
- * meanwhile. A set of ids, so an alarm the runtime retries is not counted
- * out twice.
+ * Worker and its objects share it under `wrangler dev`), each with when its
+ * alarm is due: `/healthz` reports them and the last due time as work still
+ * to do, so the bench waits for them before it reads this server's CPU,
+ * without polling meanwhile. Keyed by id, so an alarm the runtime retries
+ * is not counted out twice, and an alarm moved sooner is due when it now is.
  */
-const armed = new Set<string>();
-let lastAlarmAt = 0;
+const armed = new Map<string, number>();
 
-/** An object of a reference that has an alarm set, due at `at`: work `/healthz` reports until `disarmed`. */
+/** An object of a reference set its alarm for `at`: work `/healthz` reports until `disarmed`. */
 export function armedAt(id: string, at: number): void {
-  armed.add(id);
-  lastAlarmAt = Math.max(lastAlarmAt, at);
+  armed.set(id, at);
 }
 
 /** The object's alarm ran and left nothing to do. */
 export function disarmed(id: string): void {
   armed.delete(id);
+}
+
+/** When the last armed alarm is due; 0 when none is. */
+function lastDue(): number {
+  let last = 0;
+  for (const at of armed.values()) last = Math.max(last, at);
+  return last;
 }
 
 export class ContractUser<E extends ContractEnv = ContractEnv> extends DurableObject<E> {
@@ -155,7 +160,7 @@ function outcome(on: boolean, changed: boolean): string {
 export const contractWorker = {
   async fetch(request: Request, env: ContractEnv): Promise<Response> {
     const path = new URL(request.url).pathname;
-    if (path === "/healthz") return answer({ ok: true, busy: armed.size, busy_until: lastAlarmAt });
+    if (path === "/healthz") return answer({ ok: true, busy: armed.size, busy_until: lastDue() });
     if (path !== "/v1/like") return answer({ error: "not_found" }, 404);
     if (request.method !== "POST" && request.method !== "DELETE") return answer({ error: "method_not_allowed" }, 405);
     const user = await bearerUser(request, env.AUTH_SECRET);

@@ -11,17 +11,20 @@
 //   changes nothing) and acknowledges the user at once; the same commit holds
 //   its count, the count's sequence, and the last acknowledgement of its own
 //   emissions it has heard;
-// - it emits its count from its alarm, a second after the change that asks
-//   for it (the changes of that second share it), as one queue message, and
-//   sends it again 30 s after sending while no acknowledgement comes;
+// - as plaudit's emitter does, it sends its count from a timer a second
+//   after a change (the changes of that second share one queue message),
+//   and the commit of a burst's first change sets its one alarm, the sweep,
+//   8 s later: it stores an acknowledgement no change stored, resends what
+//   is still unacknowledged 30 s after its send, and sets no alarm once the
+//   newest count is acknowledged and stored;
 // - the queue's consumer writes the newest count of each item in its batch
 //   to D1 in one batch() (a row only over an older sequence) and acknowledges
-//   each item with one call;
-// - an item stores an acknowledgement with its next change, or with its
-//   sweep 8 s after hearing it, and then sets no alarm.
+//   each item with one call.
 // No edges in the messages, no central store, no history, no metrics, no
-// hot-item splits.
+// hot-item splits; a resend waits 30 s every time (plaudit's wait doubles)
+// and a failed send waits for the sweep (plaudit's backs off from 1 s).
 import { DurableObject } from "cloudflare:workers";
+import { ACK_SWEEP_MS, EMIT_INTERVAL_MS } from "../../shared/object-windows";
 import { armedAt, contractWorker, disarmed, type ContractEnv } from "./contract";
 import { ConvergingUser, countWrite, storedEdge, writeEdge, type Change } from "./converging";
 
@@ -30,13 +33,10 @@ type Emission = { item: string; count: number; seq: number };
 
 type PipelineEnv = ContractEnv & { ITEMS: DurableObjectNamespace<PipelineItem>; DB: D1Database; EMISSIONS: Queue<Emission> };
 
-/** Plaudit's emission interval: the changes of a second share one message. */
-const EMIT_AFTER_MS = 1_000;
-/** Plaudit's ACK_SWEEP_MS: an acknowledgement is stored this long after it is heard, unless a change stores it first. */
-const SWEEP_MS = 8_000;
 /** Plaudit's first resend: an emission unacknowledged this long after its send goes again. */
 const RESEND_MS = 30_000;
 
+// pipeline.toml binds the users' class by name, and a class is bound from the Worker's own module.
 export { ConvergingUser };
 
 export class PipelineItem extends DurableObject<PipelineEnv> {
@@ -47,8 +47,9 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
   #storedAck: number;
   /** The newest sequence the consumer acknowledged, as heard. */
   #heardAck: number;
-  /** The last emission sent by this instance: a new one has sent nothing, so what is pending goes at its first alarm. */
+  /** The last emission this instance sent: a new one has sent nothing, so its sweep sends what is unacknowledged. */
   #sent: { seq: number; at: number } | null = null;
+  #sendTimer: ReturnType<typeof setTimeout> | null = null;
   #alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: PipelineEnv) {
@@ -68,7 +69,7 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
     });
   }
 
-  /** One commit when the change is newer than the edge's; its emission goes a second later. */
+  /** One commit when the change is newer than the edge's. */
   apply(item: string, change: Change): void {
     const sql = this.ctx.storage.sql;
     const edge = storedEdge(sql, change.user);
@@ -76,23 +77,28 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
     const count = this.#count + (change.on ? 1 : 0) - (edge?.state ?? 0);
     this.ctx.storage.transactionSync(() => {
       writeEdge(sql, change);
+      // The item's name too: an object started by its alarm may not be told its name.
       sql.exec("UPDATE state SET item = ?, count = ?, seq = ?, acked = ?", item, count, this.#seq + 1, this.#heardAck);
     });
     this.#item = item;
     this.#count = count;
     this.#seq += 1;
     this.#storedAck = this.#heardAck;
-    this.#arm(Date.now() + EMIT_AFTER_MS);
+    this.#sendTimer ??= setTimeout(() => {
+      this.#sendTimer = null;
+      void this.#send();
+    }, EMIT_INTERVAL_MS);
+    this.#arm(Date.now() + ACK_SWEEP_MS);
   }
 
-  /** The consumer wrote this sequence's count to D1. */
+  /** The consumer wrote this sequence's count to D1; one that comes after the sweep brings a sweep of its own. */
   ack(seq: number): void {
     if (seq <= this.#heardAck) return;
     this.#heardAck = seq;
-    this.#arm(Date.now() + SWEEP_MS);
+    this.#arm(Date.now() + ACK_SWEEP_MS);
   }
 
-  /** Stores what was heard, sends what is due, and sets no alarm once the count is acknowledged and stored. */
+  /** The sweep: stores what was heard, resends what is due, and sets no alarm once the newest count is acknowledged and stored. */
   override async alarm(): Promise<void> {
     this.#alarmAt = null;
     if (this.#heardAck > this.#storedAck) {
@@ -104,11 +110,25 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
       return;
     }
     const now = Date.now();
-    const due = this.#sent === null || this.#sent.seq < this.#seq ? now : this.#sent.at + RESEND_MS;
-    if (due > now) return this.#arm(due);
-    await this.env.EMISSIONS.send({ item: this.#item, count: this.#count, seq: this.#seq });
-    this.#sent = { seq: this.#seq, at: now };
-    this.#arm(now + RESEND_MS);
+    // A send of the newest count is waiting on its timer, or was made: look again when its resend is due.
+    if (this.#sendTimer !== null) {
+      this.#arm(now + RESEND_MS);
+      return;
+    }
+    const sentAt = this.#sent?.seq === this.#seq ? this.#sent.at : null;
+    if (sentAt === null || sentAt + RESEND_MS <= now) await this.#send();
+    this.#arm((this.#sent?.seq === this.#seq ? this.#sent.at : now) + RESEND_MS);
+  }
+
+  /** The count as it stands now, as one queue message; a failed send is the sweep's to resend. */
+  async #send(): Promise<void> {
+    const emission = { item: this.#item, count: this.#count, seq: this.#seq };
+    try {
+      await this.env.EMISSIONS.send(emission);
+      this.#sent = { seq: emission.seq, at: Date.now() };
+    } catch {
+      // The sweep finds the count unacknowledged and sends it again.
+    }
   }
 
   /** The alarm at `at`, unless it is already set sooner. */
