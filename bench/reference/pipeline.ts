@@ -21,8 +21,8 @@
 //   to D1 in one batch() (a row only over an older sequence) and acknowledges
 //   each item with one call.
 // No edges in the messages, no central store, no history, no metrics, no
-// hot-item splits; a resend waits 30 s every time (plaudit's wait doubles)
-// and a failed send waits for the sweep (plaudit's backs off from 1 s).
+// hot-item splits; a resend waits 30 s every time (plaudit's wait doubles),
+// and so does a send that failed (plaudit's backs off from 1 s).
 import { DurableObject } from "cloudflare:workers";
 import { ACK_SWEEP_MS, EMIT_INTERVAL_MS } from "../../shared/object-windows";
 import { armedAt, contractWorker, disarmed, type ContractEnv } from "./contract";
@@ -116,11 +116,13 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
       return;
     }
     const sentAt = this.#sent?.seq === this.#seq ? this.#sent.at : null;
-    if (sentAt === null || sentAt + RESEND_MS <= now) await this.#send();
-    this.#arm((this.#sent?.seq === this.#seq ? this.#sent.at : now) + RESEND_MS);
+    if (sentAt !== null && sentAt + RESEND_MS > now) return this.#arm(sentAt + RESEND_MS);
+    // Sent or not, the next look is a resend's wait away: a failed send is not tried again at once.
+    await this.#send();
+    this.#arm(now + RESEND_MS);
   }
 
-  /** The count as it stands now, as one queue message; a failed send is the sweep's to resend. */
+  /** The count as it stands now, as one queue message; a failed send is the sweep's to try again. */
   async #send(): Promise<void> {
     const emission = { item: this.#item, count: this.#count, seq: this.#seq };
     try {
