@@ -50,6 +50,8 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
   /** The last emission this instance sent: a new one has sent nothing, so its sweep sends what is unacknowledged. */
   #sent: { seq: number; at: number } | null = null;
   #sendTimer: ReturnType<typeof setTimeout> | null = null;
+  /** A send is on its way: the sweep leaves the count to it rather than sending it twice. */
+  #sending = false;
   #alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: PipelineEnv) {
@@ -66,6 +68,8 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
     this.#heardAck = row.acked;
     ctx.blockConcurrencyWhile(async () => {
       this.#alarmAt = await ctx.storage.getAlarm();
+      // What the last instance sent lived in its memory: an unacknowledged count goes again within a second, as plaudit's emitter does.
+      if (this.#seq > this.#storedAck) this.#arm(Date.now() + EMIT_INTERVAL_MS);
     });
   }
 
@@ -110,8 +114,8 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
       return;
     }
     const now = Date.now();
-    // A send of the newest count is waiting on its timer, or was made: look again when its resend is due.
-    if (this.#sendTimer !== null) {
+    // A send of the newest count is waiting on its timer or on its way: look again when a resend would be due.
+    if (this.#sendTimer !== null || this.#sending) {
       this.#arm(now + RESEND_MS);
       return;
     }
@@ -125,11 +129,14 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
   /** The count as it stands now, as one queue message; a failed send is the sweep's to try again. */
   async #send(): Promise<void> {
     const emission = { item: this.#item, count: this.#count, seq: this.#seq };
+    this.#sending = true;
     try {
       await this.env.EMISSIONS.send(emission);
       this.#sent = { seq: emission.seq, at: Date.now() };
     } catch {
       // The sweep finds the count unacknowledged and sends it again.
+    } finally {
+      this.#sending = false;
     }
   }
 
