@@ -9,7 +9,7 @@ import { scheduleFlush } from "../metrics/flush";
 import { metrics } from "../metrics/recorder";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { ChildReports, sameCounts } from "./lib/child-reports";
-import { applyEdge, forgetEdge } from "./lib/edge-store";
+import { applyEdge, forgetEdge, type StoredEdge } from "./lib/edge-store";
 import { Emitter, type EmissionState } from "./lib/emitter";
 import { EventCounters } from "./lib/event-counters";
 import { Handover } from "./lib/handover";
@@ -291,11 +291,12 @@ export class ItemCounter extends DurableObject<Env> {
     const flip = decided && !decided.hot && now < this.#state.coolsAt ? null : decided;
     const placement = flip ?? this.#state.placement;
     const coolsAt = placement.hot ? this.#coolsAt(now) : this.#state.coolsAt;
-    const accepted: EdgeChange[] = [];
+    // Each accepted change, with its edge's row when the refusal check read it (undefined: read it again).
+    const accepted: { change: EdgeChange; read?: StoredEdge | null }[] = [];
     const refusals = batch.map((work) => {
       if (!("apply" in work) || !work.apply[0]) return null;
-      const refused = this.#refusal(work.apply[0], placement);
-      if (!refused) accepted.push(...work.apply);
+      const { refused, read } = this.#refusal(work.apply[0], placement);
+      if (!refused) accepted.push(...work.apply.map((change, i) => (i === 0 ? { change, read } : { change })));
       return refused;
     });
     const before = this.#total();
@@ -306,8 +307,12 @@ export class ItemCounter extends DurableObject<Env> {
       this.#schema.ensure();
       this.emitter.fold();
       let changed = events || flip !== null || coolsAt !== this.#state.coolsAt;
-      for (const change of accepted) {
-        const delta = applyEdge(sql, change);
+      // A row read before an earlier change of this batch wrote the same edge is stale.
+      const written = new Set<string>();
+      for (const { change, read } of accepted) {
+        const key = `${change.user}\u0000${change.counter}`;
+        const delta = applyEdge(sql, change, written.has(key) ? undefined : read);
+        written.add(key);
         if (delta === null) continue;
         this.emitter.recordEdge(change.user, change);
         next[change.counter] += delta;
@@ -330,14 +335,21 @@ export class ItemCounter extends DurableObject<Env> {
   }
 
   /** Why this head refuses an edge: handed over to a child, or new while the item is hot; null when it is held here. */
-  #refusal(change: EdgeChange, placement: Placement): ApplyResult | null {
+  /**
+   * Whether the head refuses a change (its edge was handed over, or the item
+   * is hot and the edge new here), with the edge's row as read for that
+   * (undefined before the schema exists), which the apply then need not read again.
+   */
+  #refusal(change: EdgeChange, placement: Placement): { refused: ApplyResult | null; read?: StoredEdge | null } {
     const held = this.#schema.ready
-      ? this.#storage.sql.exec<{ moved: number | null }>("SELECT moved FROM edges WHERE user = ? AND counter = ?", change.user, change.counter).toArray()[0]
+      ? (this.#storage.sql
+          .exec<StoredEdge & { moved: number | null }>("SELECT state, inc, seq, moved FROM edges WHERE user = ? AND counter = ?", change.user, change.counter)
+          .toArray()[0] ?? null)
       : undefined;
     const refused: ApplyResult | null =
       held?.moved != null ? { status: "moved", placement, home: held.moved } : !held && placement.hot ? { status: "moved", placement } : null;
     if (refused) this.stats.refused++;
-    return refused;
+    return held === undefined ? { refused } : { refused, read: held };
   }
 
   #commit(fn: () => void): void {

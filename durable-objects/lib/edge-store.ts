@@ -12,20 +12,22 @@ export function hasEdge(sql: Sql, user: string, counter: string): boolean {
   return sql.exec("SELECT 1 FROM edges WHERE user = ? AND counter = ?", user, counter).toArray().length > 0;
 }
 
+/** An edge's stored version and state: what a change must be newer than. */
+export type StoredEdge = { state: number; inc: number; seq: number };
+
+function storedEdge(sql: Sql, user: string, counter: string): StoredEdge | null {
+  return sql.exec<StoredEdge>("SELECT state, inc, seq FROM edges WHERE user = ? AND counter = ?", user, counter).toArray()[0] ?? null;
+}
+
 /**
  * Stores the change if it is newer than the edge's version and returns the
  * count delta (-1, 0 or +1), or null when the change was not newer and
  * nothing was written. An older or repeated change is a no-op, which is what
  * makes every delivery path (retries, redelivery, reordering) safe.
+ * `current` is the edge's row (null: none) when the caller read it in the
+ * same transaction and nothing has written the edge since; else it is read.
  */
-export function applyEdge(sql: Sql, change: EdgeChange): number | null {
-  const current = sql
-    .exec<{ state: number; inc: number; seq: number }>(
-      "SELECT state, inc, seq FROM edges WHERE user = ? AND counter = ?",
-      change.user,
-      change.counter,
-    )
-    .toArray()[0];
+export function applyEdge(sql: Sql, change: EdgeChange, current: StoredEdge | null = storedEdge(sql, change.user, change.counter)): number | null {
   if (current && !isNewer(change, current)) return null;
   sql.exec(
     `INSERT INTO edges (user, counter, state, inc, seq, at) VALUES (?, ?, ?, ?, ?, ?)
