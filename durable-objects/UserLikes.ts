@@ -52,7 +52,7 @@ export class UserLikes extends DurableObject<Env> {
   #tats = new Map<string, number>();
   /** Event limiter state is memory only: a view must not cost a durable write. */
   #eventTats = new Map<string, number>();
-  /** What the item side has not acknowledged; acknowledgements ride on the next like's commit, or on the sweep alarm's. */
+  /** What the item side has not acknowledged; acknowledgements are stored by the sweep alarm's commit, or a repeat's. */
   readonly #outbox: UserOutbox;
   #retryAttempt = 0;
   readonly #delivery: EdgeDelivery;
@@ -78,7 +78,7 @@ export class UserLikes extends DurableObject<Env> {
         storage: this.#storage,
         version: () => ({ inc: this.#inc, seq: this.#seq }),
         writeSeq: (user, seq, changed) => {
-          this.#writeState(user, seq, this.#tats, changed);
+          this.#writeState(user, seq, this.#tats, this.#outbox.swept(changed));
           this.#seq = seq;
         },
         undelivered: () => this.pendingDeliveries(),
@@ -131,11 +131,12 @@ export class UserLikes extends DurableObject<Env> {
       const changed = !superseded && (current?.state ?? 0) !== want;
       const home = homeFor(request.user, cachedPlacement(request.item, now));
       const seq = changed ? this.#seq + 1 : this.#seq;
-      // A request that changes nothing leaves the state row alone unless delivered marks wait for it:
-      // its use of the limits stays in memory until the user's next change stores it (a soft limit, as for views).
-      if (changed || this.#outbox.stale || this.#user === null) {
-        this.#writeState(request.user, seq, tats, changed ? [{ item: request.item, counter: request.counter }] : []);
-      }
+      // A change adds its edge to the outbox and leaves delivered marks to the sweep, reading no edge for them.
+      // A request that changes nothing leaves the state row alone unless delivered marks wait for it (then it
+      // stores them, its commit being made anyway): its use of the limits stays in memory until the user's next
+      // change stores it (a soft limit, as for views).
+      if (changed) this.#writeState(request.user, seq, tats, this.#outbox.next([{ item: request.item, counter: request.counter }]));
+      else if (this.#outbox.stale || this.#user === null) this.#writeState(request.user, seq, tats, this.#outbox.swept());
       if (superseded) return "superseded";
       // A new edge's home comes from the shard map this isolate knows; an
       // existing edge keeps its home whatever the item's state now.
@@ -180,7 +181,7 @@ export class UserLikes extends DurableObject<Env> {
       this.#schema.ensure();
       const applied = applyImports(this.#storage.sql, edges, { inc: this.#inc, seq: this.#seq }, (item) => homeFor(user, cachedPlacement(item, now)));
       const changed = applied.changed.map((item): EdgeRef => ({ item, counter: "likes" }));
-      this.#writeState(user, applied.seq, this.#tats, changed);
+      this.#writeState(user, applied.seq, this.#tats, this.#outbox.next(changed));
       if (applied.changed.length > 0) this.#alarm.ensure(now + OUTBOX_SWEEP_MS);
       return applied;
     });
@@ -262,7 +263,7 @@ export class UserLikes extends DurableObject<Env> {
   }
 
   /**
-   * Redelivers the outbox and stores the delivered marks no like's commit
+   * Redelivers the outbox and stores the delivered marks no repeat's commit
    * took. Never throws: the platform gives up on an alarm after six failed
    * retries, so this handler catches everything and re-arms itself with
    * capped, jittered backoff for as long as the outbox is not empty.
@@ -311,14 +312,11 @@ export class UserLikes extends DurableObject<Env> {
    */
   #storeDelivered(): void {
     if (!this.#outbox.stale) return;
-    this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET outbox = ?", this.#outbox.next([])));
+    this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET outbox = ?", this.#outbox.swept()));
   }
 
-  /**
-   * Inside a transaction: the user, the version sequence, the limiter's
-   * buckets and the outbox (with `changed` in and what was delivered out), one row.
-   */
-  #writeState(user: string, seq: number, tats: ReadonlyMap<string, number>, changed: readonly EdgeRef[]): void {
+  /** Inside a transaction: the user, the version sequence, the limiter's buckets and the outbox list (`UserOutbox.next` or `swept`), one row. */
+  #writeState(user: string, seq: number, tats: ReadonlyMap<string, number>, outbox: string): void {
     this.#storage.sql.exec(
       `INSERT INTO state (id, user, inc, seq, tats, outbox) VALUES (1, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET user = excluded.user, seq = excluded.seq, tats = excluded.tats, outbox = excluded.outbox`,
@@ -326,7 +324,7 @@ export class UserLikes extends DurableObject<Env> {
       this.#inc,
       seq,
       JSON.stringify(Object.fromEntries(tats)),
-      this.#outbox.next(changed),
+      outbox,
     );
   }
 

@@ -8,7 +8,8 @@ import { USER_DELIVERY_DELAY_MS } from "./own-writes";
 /**
  * The user's sweep alarm, set by the commit of a burst's first change: it
  * redelivers what a crash left in the outbox, and stores in one commit the
- * delivered marks no like's commit picked up. So a user whose likes come
+ * delivered marks (a like's own commit only adds to the outbox, and reads
+ * no edge to find them; a repeat's commit takes them). So a user whose likes come
  * within this long of a burst's first pays one commit for all their marks,
  * and an object that delivered everything holds no timer: the marks wait in
  * memory. The sweep comes before the 10 s of inactivity after which the

@@ -12,21 +12,23 @@ type Version = { inc: number; seq: number };
 export const keyOf = (edge: EdgeRef) => `${edge.item}\u0000${edge.counter}`;
 
 /**
- * The user's outbox (I3): the edges whose newest change the item side has not
- * acknowledged, as a list in the user object's one state row. Every change
- * rewrites that row anyway (its version sequence and limiter), so a change
- * enters the outbox at no row written, and acknowledgements leave it in the
- * row's next write. What is sent is the edge row's newest state: a change
- * overtaken before its delivery is never sent, and the item side, which
- * applies only newer versions, ends in the same state as if it had been.
+ * The user's outbox (I3): the edges whose newest change the item side may
+ * not have acknowledged, as a list in the user object's one state row. Every
+ * change rewrites that row anyway (its version sequence and limiter), so a
+ * change enters the outbox at no row written. What is sent is the edge row's
+ * newest state: a change overtaken before its delivery is never sent, and
+ * the item side, which applies only newer versions, ends in the same state
+ * as if it had been.
  *
- * Acknowledgements are kept in memory until a write of the row takes them
- * out of the list. A crash in between only costs a redelivery, which the item
- * side refuses as not newer.
+ * Acknowledgements are kept in memory until the sweep (or a request that
+ * changed nothing, which writes the row anyway) stores the list without
+ * them; a like's own commit only adds to the list, so it reads no edge to
+ * find what was acknowledged. A crash in between only costs a redelivery,
+ * which the item side refuses as not newer.
  *
  * The list is read several times a like (the commit, the delivery, the
- * alarm's checks) and the object writes it only through its outbox's
- * `next`, so the parsed list is kept between writes; a commit that rolls
+ * alarm's checks) and the object writes it only through `next` and
+ * `swept`, so the parsed list is kept between writes; a commit that rolls
  * back drops it, and the next read takes it from the row again.
  */
 export class UserOutbox {
@@ -53,18 +55,33 @@ export class UserOutbox {
   }
 
   /**
-   * Inside the commit that writes the state row: the list to store, with the
-   * edges left to deliver, `changed` added (acknowledged edges, and edges
-   * since dropped, are out).
+   * Inside the commit of a change that writes the state row: the stored list
+   * with `changed` added. Acknowledged edges stay listed, their marks in
+   * memory, for `swept` to take out: a like's commit reads no edge for them.
+   * A list that would pass LISTED_BEFORE_SWEEP is swept here instead.
    */
   next(changed: readonly EdgeRef[]): string {
-    this.storage.onRollback(this, () => (this.#list = null));
-    const list = new Map(this.undelivered().map((edge) => [keyOf(edge), edge]));
+    const stored = this.stored();
+    if (stored.length + changed.length > LISTED_BEFORE_SWEEP) return this.swept(changed);
+    return this.#store([...stored, ...changed]);
+  }
+
+  /**
+   * Inside the commit that writes the state row: the list with only the
+   * edges left to deliver, `changed` added (acknowledged edges, and edges
+   * since dropped, are out). This is where delivered marks become durable.
+   */
+  swept(changed: readonly EdgeRef[] = []): string {
+    const edges = [...this.undelivered(), ...changed];
     this.#delivered.clear();
-    for (const edge of changed) list.set(keyOf(edge), edge);
-    const edges = [...list.values()];
-    this.#list = edges;
-    return JSON.stringify(edges.map((edge) => [edge.item, edge.counter]));
+    return this.#store(edges);
+  }
+
+  #store(edges: readonly EdgeRef[]): string {
+    this.storage.onRollback(this, () => (this.#list = null));
+    const list = [...new Map(edges.map((edge) => [keyOf(edge), edge])).values()];
+    this.#list = list;
+    return JSON.stringify(list.map((edge) => [edge.item, edge.counter]));
   }
 
   /** What a delivery of the edge sends: null when the item side already has its newest change. */
@@ -115,6 +132,14 @@ export class UserOutbox {
     return acked !== undefined && acked.inc === version.inc && acked.seq === version.seq;
   }
 }
+
+/**
+ * Listed edges past which a change's commit takes the acknowledged ones out
+ * itself (one read per 100 listed edges), not leaving them for the sweep: so
+ * a user liking faster than the limits allow people, or an import, keeps a
+ * short state row and a short list to write with each change.
+ */
+const LISTED_BEFORE_SWEEP = 100;
 
 /** Edges of the list in one read: their items, at most as many, are its bound values, of which a statement takes 100. */
 const EDGES_PER_READ = 100;

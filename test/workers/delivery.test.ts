@@ -189,7 +189,7 @@ describe("delivered marks wait for a commit the user's object makes anyway", () 
       alarm: await state.storage.getAlarm(),
     }));
 
-  it("keeps a delivered mark in memory until the next like's commit or the sweep's takes it, and the sweep then leaves no alarm", async () => {
+  it("keeps delivered marks in memory through the next like's commit until the sweep's or a repeat's takes them, and the sweep then leaves no alarm", async () => {
     const user = await newUser();
     const [first, second] = [freshId(), freshId()];
     const asked = Date.now();
@@ -203,11 +203,19 @@ describe("delivered marks wait for a commit the user's object makes anyway", () 
     const putOff = Date.now() + 600_000;
     await runInDurableObject(userStub(user.id), (_, state) => state.storage.setAlarm(putOff));
     expect((await like(user.token, second)).status).toBe(200);
-    // The second like's commit took the first one's mark out and left the burst's sweep alone.
-    expect(await stored(user.id)).toEqual({ outbox: [`post:${second}`], alarm: putOff });
+    // The second like's commit only added its edge: the first one's mark still waits, and the burst's sweep is left alone.
+    expect(await stored(user.id)).toEqual({ outbox: [`post:${first}`, `post:${second}`], alarm: putOff });
     await expect.poll(() => userStub(user.id).pendingDeliveries(), { timeout: 10_000 }).toBe(0);
     expect(await runDurableObjectAlarm(userStub(user.id))).toBe(true);
     expect(await stored(user.id)).toEqual({ outbox: [], alarm: null });
+    // A repeat, whose commit is made anyway (I6), takes the marks waiting then.
+    const third = freshId();
+    expect((await like(user.token, third)).status).toBe(200);
+    await runInDurableObject(userStub(user.id), (_, state) => state.storage.setAlarm(putOff));
+    await expect.poll(() => userStub(user.id).pendingDeliveries(), { timeout: 10_000 }).toBe(0);
+    expect((await stored(user.id)).outbox).toEqual([`post:${third}`]);
+    expect(await json(await like(user.token, third))).toMatchObject({ status: "already_liked" });
+    expect((await stored(user.id)).outbox).toEqual([]);
   });
 
   it("costs an eviction before the sweep only a redelivery, which the item side does not count again", async () => {
@@ -331,6 +339,34 @@ describe("the outbox list kept in memory", () => {
     });
   });
 
+  it("leaves acknowledged edges listed in a change's commit while the list is short, and takes them out once it would pass 100", async () => {
+    const user = await newUser();
+    expect((await like(user.token, freshId())).status).toBe(200);
+    await expect.poll(() => userStub(user.id).pendingDeliveries(), { timeout: 10_000 }).toBe(0);
+    // The sweep stores the like's mark: the list starts empty.
+    await runDurableObjectAlarm(userStub(user.id));
+    await runInDurableObject(userStub(user.id), (_, state) => {
+      const storage = new MeteredStorage(state.storage, "user_likes", () => undefined);
+      const outbox = new UserOutbox(storage);
+      expect(outbox.stored()).toEqual([]);
+      const prefix = `post:${freshId()}-`;
+      const edges = Array.from({ length: 101 }, (_, i) => ({ item: `${prefix}${i}`, counter: "likes" as const }));
+      for (const [i, edge] of edges.entries()) storage.sql.exec("INSERT INTO edges (item, counter, state, inc, seq) VALUES (?, ?, 1, 1, ?)", edge.item, edge.counter, 1_000 + i);
+      const write = (changed: typeof edges) => storage.commit(() => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next(changed)));
+      const listedInRow = () => (JSON.parse(state.storage.sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox) as [string, string][]).map(([item]) => item);
+      write(edges.slice(0, 99));
+      for (const [i, edge] of edges.slice(0, 98).entries()) outbox.delivered(edge, { inc: 1, seq: 1_000 + i });
+      // 100 listed: the acknowledged edges stay, their marks in memory.
+      write([edges[99]!]);
+      expect(listedInRow()).toEqual(edges.slice(0, 100).map((edge) => edge.item));
+      expect(outbox.undelivered()).toEqual([edges[98], edges[99]]);
+      // A list that would pass 100 is swept by the change's own commit.
+      write([edges[100]!]);
+      expect(listedInRow()).toEqual([edges[98]!.item, edges[99]!.item, edges[100]!.item]);
+      expect(outbox.stored()).toEqual([edges[98], edges[99], edges[100]]);
+    });
+  });
+
   it("tells the undelivered edges of a list longer than one read, an item's like and save apart", async () => {
     const user = await newUser();
     expect((await like(user.token, freshId())).status).toBe(200);
@@ -361,8 +397,8 @@ describe("the outbox list kept in memory", () => {
       expect(outbox.due(edges[2]!)).toMatchObject({ seq: 1_002 });
       expect(outbox.due(edges[3]!)).toBeNull();
       expect(outbox.due(edges[151]!)).toBeNull();
-      // The next write of the list keeps exactly those.
-      storage.commit(() => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next([])));
+      // The sweep's write of the list keeps exactly those.
+      storage.commit(() => storage.sql.exec("UPDATE state SET outbox = ?", outbox.swept()));
       expect(outbox.stored()).toEqual(expected);
     });
   });
