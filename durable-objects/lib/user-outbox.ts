@@ -97,22 +97,17 @@ export class UserOutbox {
 
   /**
    * The edges whose newest change the item side has not acknowledged. The
-   * list's edges are read by item in one statement (one per 100 edges), not
-   * one each: a user's marks wait for the sweep, so every like of a burst
-   * reads the whole list again. An item's other counter comes along, a row
-   * read and left.
+   * list's edges are read by item in one statement, not one each, its items
+   * bound as one JSON array: so the statement's text, and the runtime's
+   * prepared statement, is the same however long the list. An item's other
+   * counter comes along, a row read and left.
    */
   undelivered(): EdgeRef[] {
     const stored = this.stored();
     if (stored.length === 0) return [];
+    const items = JSON.stringify([...new Set(stored.map((edge) => edge.item))]);
     const versions = new Map<string, Version>();
-    for (let i = 0; i < stored.length; i += EDGES_PER_READ) {
-      const items = [...new Set(stored.slice(i, i + EDGES_PER_READ).map((edge) => edge.item))];
-      const rows = this.storage.sql
-        .exec<EdgeRef & Version>(`SELECT item, counter, inc, seq FROM edges WHERE item IN (${items.map(() => "?").join(", ")})`, ...items)
-        .toArray();
-      for (const row of rows) versions.set(keyOf(row), row);
-    }
+    for (const row of this.storage.sql.exec<EdgeRef & Version>(LISTED_VERSIONS, items)) versions.set(keyOf(row), row);
     return stored.filter((edge) => {
       const version = versions.get(keyOf(edge));
       return version !== undefined && !this.#acknowledged(edge, version);
@@ -135,11 +130,11 @@ export class UserOutbox {
 
 /**
  * Listed edges past which a change's commit takes the acknowledged ones out
- * itself (one read per 100 listed edges), not leaving them for the sweep: so
+ * itself (one read of the listed edges), not leaving them for the sweep: so
  * a user liking faster than the limits allow people, or an import, keeps a
  * short state row and a short list to write with each change.
  */
 const LISTED_BEFORE_SWEEP = 100;
 
-/** Edges of the list in one read: their items, at most as many, are its bound values, of which a statement takes 100. */
-const EDGES_PER_READ = 100;
+/** The versions of the listed edges' items, bound as one JSON array. */
+const LISTED_VERSIONS = "SELECT item, counter, inc, seq FROM edges WHERE item IN (SELECT value FROM json_each(?))";
