@@ -11,13 +11,16 @@ const SUFFIXES = [
  * Integer arithmetic only, so large counts are never rounded up by floats.
  */
 export function formatCount(count: number): string {
-  const n = BigInt(Math.max(0, Math.trunc(count)));
+  const whole = Math.max(0, Math.trunc(count));
+  // Most counts have no suffix: shown as they are, without the BigInt arithmetic (a feed formats 50 counts).
+  if (whole < 1_000) return String(whole);
+  const n = BigInt(whole);
   for (const { value, suffix } of SUFFIXES) {
     if (n >= value) {
       const tenths = (n * 10n) / value;
-      const whole = tenths / 10n;
+      const units = tenths / 10n;
       const decimal = tenths % 10n;
-      return decimal === 0n ? `${whole}${suffix}` : `${whole}.${decimal}${suffix}`;
+      return decimal === 0n ? `${units}${suffix}` : `${units}.${decimal}${suffix}`;
     }
   }
   return n.toString();

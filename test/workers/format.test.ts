@@ -5,6 +5,8 @@ import { isCanonicalU64 } from "../../shared/ids";
 describe("count_formatted", () => {
   it.each([
     [0, "0"],
+    [-3, "0"],
+    [12.7, "12"],
     [999, "999"],
     [1000, "1K"],
     [1500, "1.5K"],
