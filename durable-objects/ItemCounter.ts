@@ -291,7 +291,7 @@ export class ItemCounter extends DurableObject<Env> {
     const flip = decided && !decided.hot && now < this.#state.coolsAt ? null : decided;
     const placement = flip ?? this.#state.placement;
     const coolsAt = placement.hot ? this.#coolsAt(now) : this.#state.coolsAt;
-    // Each accepted change, with its edge's row when the refusal check read it (undefined: read it again).
+    // The refusal check's read of an edge's row serves the apply of the work's first change: one read, not two.
     const accepted: { change: EdgeChange; read?: StoredEdge | null }[] = [];
     const refusals = batch.map((work) => {
       if (!("apply" in work) || !work.apply[0]) return null;
@@ -334,7 +334,6 @@ export class ItemCounter extends DurableObject<Env> {
     return batch.map((work, i) => ("apply" in work ? (refusals[i] ?? { status: "applied", counts }) : this.#state.placement));
   }
 
-  /** Why this head refuses an edge: handed over to a child, or new while the item is hot; null when it is held here. */
   /**
    * Whether the head refuses a change (its edge was handed over, or the item
    * is hot and the edge new here), with the edge's row as read for that

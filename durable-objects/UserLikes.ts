@@ -52,7 +52,11 @@ export class UserLikes extends DurableObject<Env> {
   #tats = new Map<string, number>();
   /** Event limiter state is memory only: a view must not cost a durable write. */
   #eventTats = new Map<string, number>();
-  /** What the item side has not acknowledged; acknowledgements are stored by the sweep alarm's commit, or a repeat's. */
+  /**
+   * What the item side has not acknowledged. Acknowledgements are stored by the
+   * sweep alarm's commit, a repeat's, a removal step's, or a change's when the
+   * list would pass 100 edges or the sweep is not due soon (`UserOutbox.next`).
+   */
   readonly #outbox: UserOutbox;
   #retryAttempt = 0;
   readonly #delivery: EdgeDelivery;
@@ -131,11 +135,11 @@ export class UserLikes extends DurableObject<Env> {
       const changed = !superseded && (current?.state ?? 0) !== want;
       const home = homeFor(request.user, cachedPlacement(request.item, now));
       const seq = changed ? this.#seq + 1 : this.#seq;
-      // A change adds its edge to the outbox and leaves delivered marks to the sweep, reading no edge for them.
+      // A change adds its edge to the outbox and, while the sweep is due soon, leaves delivered marks to it, reading no edge for them.
       // A request that changes nothing leaves the state row alone unless delivered marks wait for it (then it
       // stores them, its commit being made anyway): its use of the limits stays in memory until the user's next
       // change stores it (a soft limit, as for views).
-      if (changed) this.#writeState(request.user, seq, tats, this.#outbox.next([{ item: request.item, counter: request.counter }]));
+      if (changed) this.#writeState(request.user, seq, tats, this.#outbox.next([{ item: request.item, counter: request.counter }], now, this.#storage.alarmAt));
       else if (this.#outbox.stale || this.#user === null) this.#writeState(request.user, seq, tats, this.#outbox.swept());
       if (superseded) return "superseded";
       // A new edge's home comes from the shard map this isolate knows; an
@@ -181,7 +185,7 @@ export class UserLikes extends DurableObject<Env> {
       this.#schema.ensure();
       const applied = applyImports(this.#storage.sql, edges, { inc: this.#inc, seq: this.#seq }, (item) => homeFor(user, cachedPlacement(item, now)));
       const changed = applied.changed.map((item): EdgeRef => ({ item, counter: "likes" }));
-      this.#writeState(user, applied.seq, this.#tats, this.#outbox.next(changed));
+      this.#writeState(user, applied.seq, this.#tats, this.#outbox.next(changed, now, this.#storage.alarmAt));
       if (applied.changed.length > 0) this.#alarm.ensure(now + OUTBOX_SWEEP_MS);
       return applied;
     });
@@ -263,7 +267,7 @@ export class UserLikes extends DurableObject<Env> {
   }
 
   /**
-   * Redelivers the outbox and stores the delivered marks no repeat's commit
+   * Redelivers the outbox and stores the delivered marks no other commit
    * took. Never throws: the platform gives up on an alarm after six failed
    * retries, so this handler catches everything and re-arms itself with
    * capped, jittered backoff for as long as the outbox is not empty.
@@ -307,7 +311,7 @@ export class UserLikes extends DurableObject<Env> {
   }
 
   /**
-   * Delivered marks that no like's commit picked up: stored on their own, so
+   * Delivered marks that no other commit took: stored on their own, so
    * an evicted object does not wake up to deliver them again.
    */
   #storeDelivered(): void {

@@ -1,4 +1,5 @@
 import type { ToggleCounter } from "../../shared/counters";
+import { OUTBOX_SWEEP_MS } from "../../shared/object-windows";
 import type { MeteredStorage } from "./metered-storage";
 
 /** One of the user's edges, by its key. */
@@ -39,7 +40,7 @@ export class UserOutbox {
 
   constructor(private readonly storage: MeteredStorage) {}
 
-  /** The stored list holds an edge with nothing left to deliver: a write of the state row would take it out. */
+  /** The stored list holds an edge with nothing left to deliver: `swept` would take it out. */
   get stale(): boolean {
     const stored = this.stored();
     return stored.length > 0 && this.undelivered().length < stored.length;
@@ -57,13 +58,18 @@ export class UserOutbox {
   /**
    * Inside the commit of a change that writes the state row: the stored list
    * with `changed` added. Acknowledged edges stay listed, their marks in
-   * memory, for `swept` to take out: a like's commit reads no edge for them.
-   * A list that would pass LISTED_BEFORE_SWEEP is swept here instead.
+   * memory, for the sweep's `swept` to take out, so a like's commit reads no
+   * edge for them: but only while the sweep is due within OUTBOX_SWEEP_MS
+   * (`sweepAt`, the object's alarm; null: this commit sets it), for an
+   * alarm a failed delivery's backoff holds later would keep them where an
+   * eviction loses them, each then a redelivery; and only while the list
+   * stays within LISTED_BEFORE_SWEEP. Otherwise this commit sweeps.
    */
-  next(changed: readonly EdgeRef[]): string {
-    const stored = this.stored();
-    if (stored.length + changed.length > LISTED_BEFORE_SWEEP) return this.swept(changed);
-    return this.#store([...stored, ...changed]);
+  next(changed: readonly EdgeRef[], now: number, sweepAt: number | null): string {
+    const edges = [...this.stored(), ...changed];
+    const sweepSoon = sweepAt === null || sweepAt <= now + OUTBOX_SWEEP_MS;
+    if (!sweepSoon || new Set(edges.map(keyOf)).size > LISTED_BEFORE_SWEEP) return this.swept(changed);
+    return this.#store(edges);
   }
 
   /**
@@ -73,12 +79,17 @@ export class UserOutbox {
    */
   swept(changed: readonly EdgeRef[] = []): string {
     const edges = [...this.undelivered(), ...changed];
+    const marks = new Map(this.#delivered);
     this.#delivered.clear();
-    return this.#store(edges);
+    return this.#store(edges, marks);
   }
 
-  #store(edges: readonly EdgeRef[]): string {
-    this.storage.onRollback(this, () => (this.#list = null));
+  /** The list as this commit leaves it; should the commit roll back, the row is read again and `marks` (taken out by `swept`) come back. */
+  #store(edges: readonly EdgeRef[], marks?: ReadonlyMap<string, Version>): string {
+    this.storage.onRollback(this, () => {
+      this.#list = null;
+      for (const [key, version] of marks ?? []) if (!this.#delivered.has(key)) this.#delivered.set(key, version);
+    });
     const list = [...new Map(edges.map((edge) => [keyOf(edge), edge])).values()];
     this.#list = list;
     return JSON.stringify(list.map((edge) => [edge.item, edge.counter]));

@@ -44,6 +44,17 @@ describe("the item side applies each change once, in version order", () => {
     expect(await likesAfter(item.apply([change("1", 1, 99, 1)]))).toBe(0);
   });
 
+  it("compares a second change of an edge in the same commit with the first one's row, not the row read before it", async () => {
+    const item = itemStub(`post:${freshId()}`);
+    // Sent together, both land in one commit window.
+    await Promise.all([item.apply([change("1", 1, 1)]), item.apply([change("1", 1, 2)])]);
+    expect((await item.read()).counts.likes).toBe(1);
+    await Promise.all([item.apply([change("2", 1, 1)]), item.apply([change("2", 0, 2)])]);
+    expect((await item.read()).counts.likes).toBe(1);
+    await Promise.all([item.apply([change("3", 0, 2)]), item.apply([change("3", 1, 1)])]);
+    expect((await item.read()).counts.likes).toBe(1);
+  });
+
   it("never goes negative on an unlike it never saw liked", async () => {
     const item = itemStub(`post:${freshId()}`);
     expect(await likesAfter(item.apply([change("1", 0, 3)]))).toBe(0);
@@ -321,7 +332,7 @@ describe("the outbox list kept in memory", () => {
       const storage = new MeteredStorage(state.storage, "user_likes", () => undefined);
       const outbox = new UserOutbox(storage);
       const listed = () => outbox.stored().map((edge) => edge.item);
-      const write = (item: string) => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next([{ item, counter: "likes" }]));
+      const write = (item: string) => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next([{ item, counter: "likes" }], Date.now(), null));
       expect(listed()).toEqual([`post:${id}`]);
       // Kept between writes: the second read is the list the first parsed, not the row again.
       expect(outbox.stored()).toBe(outbox.stored());
@@ -339,7 +350,7 @@ describe("the outbox list kept in memory", () => {
     });
   });
 
-  it("leaves acknowledged edges listed in a change's commit while the list is short, and takes them out once it would pass 100", async () => {
+  it("leaves acknowledged edges listed in a change's commit while the list is short and the sweep near, and takes them out once it would pass 100 or the sweep is far", async () => {
     const user = await newUser();
     expect((await like(user.token, freshId())).status).toBe(200);
     await expect.poll(() => userStub(user.id).pendingDeliveries(), { timeout: 10_000 }).toBe(0);
@@ -352,7 +363,8 @@ describe("the outbox list kept in memory", () => {
       const prefix = `post:${freshId()}-`;
       const edges = Array.from({ length: 101 }, (_, i) => ({ item: `${prefix}${i}`, counter: "likes" as const }));
       for (const [i, edge] of edges.entries()) storage.sql.exec("INSERT INTO edges (item, counter, state, inc, seq) VALUES (?, ?, 1, 1, ?)", edge.item, edge.counter, 1_000 + i);
-      const write = (changed: typeof edges) => storage.commit(() => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next(changed)));
+      const write = (changed: typeof edges, sweepAt: number | null = null) =>
+        storage.commit(() => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next(changed, Date.now(), sweepAt)));
       const listedInRow = () => (JSON.parse(state.storage.sql.exec<{ outbox: string }>("SELECT outbox FROM state").one().outbox) as [string, string][]).map(([item]) => item);
       write(edges.slice(0, 99));
       for (const [i, edge] of edges.slice(0, 98).entries()) outbox.delivered(edge, { inc: 1, seq: 1_000 + i });
@@ -364,6 +376,12 @@ describe("the outbox list kept in memory", () => {
       write([edges[100]!]);
       expect(listedInRow()).toEqual([edges[98]!.item, edges[99]!.item, edges[100]!.item]);
       expect(outbox.stored()).toEqual([edges[98], edges[99], edges[100]]);
+      // So is a short list when the sweep is not due within OUTBOX_SWEEP_MS (an alarm a failed delivery's backoff holds later).
+      outbox.delivered(edges[98]!, { inc: 1, seq: 1_098 });
+      write([], Date.now() + OUTBOX_SWEEP_MS - 1_000);
+      expect(listedInRow()).toEqual([edges[98]!.item, edges[99]!.item, edges[100]!.item]);
+      write([], Date.now() + OUTBOX_SWEEP_MS + 60_000);
+      expect(listedInRow()).toEqual([edges[99]!.item, edges[100]!.item]);
     });
   });
 
@@ -382,7 +400,7 @@ describe("the outbox list kept in memory", () => {
       }
       // The user's like, whose delivered mark waits in the object's own memory for the sweep, is listed still.
       const earlier = outbox.undelivered();
-      storage.commit(() => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next(edges)));
+      storage.commit(() => storage.sql.exec("UPDATE state SET outbox = ?", outbox.next(edges, Date.now(), null)));
       // Every third edge acknowledged at its stored version; edge 2 at an older one, which leaves it due.
       for (const [i, edge] of edges.entries()) if (i % 3 === 0) outbox.delivered(edge, { inc: 1, seq: 1_000 + i });
       outbox.delivered(edges[2]!, { inc: 1, seq: 1 });
