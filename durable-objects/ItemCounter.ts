@@ -10,6 +10,7 @@ import { metrics } from "../metrics/recorder";
 import { CommitBatcher } from "./lib/commit-batcher";
 import { ChildReports, sameCounts } from "./lib/child-reports";
 import { applyEdge, forgetEdge, type StoredEdge } from "./lib/edge-store";
+import { edgeKey } from "./lib/emission-outbox";
 import { Emitter, type EmissionState } from "./lib/emitter";
 import { EventCounters } from "./lib/event-counters";
 import { Handover } from "./lib/handover";
@@ -310,7 +311,7 @@ export class ItemCounter extends DurableObject<Env> {
       // A row read before an earlier change of this batch wrote the same edge is stale.
       const written = new Set<string>();
       for (const { change, read } of accepted) {
-        const key = `${change.user}\u0000${change.counter}`;
+        const key = edgeKey(change.user, change.counter);
         const delta = applyEdge(sql, change, written.has(key) ? undefined : read);
         written.add(key);
         if (delta === null) continue;

@@ -140,7 +140,10 @@ export class UserLikes extends DurableObject<Env> {
       // stores them, its commit being made anyway): its use of the limits stays in memory until the user's next
       // change stores it (a soft limit, as for views).
       if (changed) this.#writeState(request.user, seq, tats, this.#outbox.next([{ item: request.item, counter: request.counter }], now, this.#storage.alarmAt));
-      else if (this.#outbox.stale || this.#user === null) this.#writeState(request.user, seq, tats, this.#outbox.swept());
+      else {
+        const left = this.#outbox.undeliveredIfStale();
+        if (left !== null || this.#user === null) this.#writeState(request.user, seq, tats, this.#outbox.swept([], left ?? undefined));
+      }
       if (superseded) return "superseded";
       // A new edge's home comes from the shard map this isolate knows; an
       // existing edge keeps its home whatever the item's state now.
@@ -315,8 +318,9 @@ export class UserLikes extends DurableObject<Env> {
    * an evicted object does not wake up to deliver them again.
    */
   #storeDelivered(): void {
-    if (!this.#outbox.stale) return;
-    this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET outbox = ?", this.#outbox.swept()));
+    const left = this.#outbox.undeliveredIfStale();
+    if (left === null) return;
+    this.#storage.commit(() => this.#storage.sql.exec("UPDATE state SET outbox = ?", this.#outbox.swept([], left)));
   }
 
   /** Inside a transaction: the user, the version sequence, the limiter's buckets and the outbox list (`UserOutbox.next` or `swept`), one row. */

@@ -40,10 +40,15 @@ export class UserOutbox {
 
   constructor(private readonly storage: MeteredStorage) {}
 
-  /** The stored list holds an edge with nothing left to deliver: `swept` would take it out. */
-  get stale(): boolean {
-    const stored = this.stored();
-    return stored.length > 0 && this.undelivered().length < stored.length;
+  /**
+   * The edges left to deliver when the stored list also holds some with
+   * nothing left, which `swept` would take out (pass it the result: one read
+   * of the list, not two); null when every listed edge still waits.
+   */
+  undeliveredIfStale(): EdgeRef[] | null {
+    if (this.stored().length === 0) return null;
+    const left = this.undelivered();
+    return left.length < this.stored().length ? left : null;
   }
 
   /** The stored list: every edge with a change not yet known to be stored as delivered. */
@@ -68,7 +73,8 @@ export class UserOutbox {
   next(changed: readonly EdgeRef[], now: number, sweepAt: number | null): string {
     const edges = [...this.stored(), ...changed];
     const sweepSoon = sweepAt === null || sweepAt <= now + OUTBOX_SWEEP_MS;
-    if (!sweepSoon || new Set(edges.map(keyOf)).size > LISTED_BEFORE_SWEEP) return this.swept(changed);
+    const long = edges.length > LISTED_BEFORE_SWEEP && new Set(edges.map(keyOf)).size > LISTED_BEFORE_SWEEP;
+    if (!sweepSoon || long) return this.swept(changed);
     return this.#store(edges);
   }
 
@@ -76,9 +82,11 @@ export class UserOutbox {
    * Inside the commit that writes the state row: the list with only the
    * edges left to deliver, `changed` added (acknowledged edges, and edges
    * since dropped, are out). This is where delivered marks become durable.
+   * `left` is `undelivered()` when the caller read it just before, in the
+   * same synchronous step.
    */
-  swept(changed: readonly EdgeRef[] = []): string {
-    const edges = [...this.undelivered(), ...changed];
+  swept(changed: readonly EdgeRef[] = [], left: readonly EdgeRef[] = this.undelivered()): string {
+    const edges = [...left, ...changed];
     const marks = new Map(this.#delivered);
     this.#delivered.clear();
     return this.#store(edges, marks);

@@ -46,12 +46,18 @@ describe("the item side applies each change once, in version order", () => {
 
   it("compares a second change of an edge in the same commit with the first one's row, not the row read before it", async () => {
     const item = itemStub(`post:${freshId()}`);
-    // Sent together, both land in one commit window.
-    await Promise.all([item.apply([change("1", 1, 1)]), item.apply([change("1", 1, 2)])]);
+    const commits = () => runInDurableObject(item, (instance) => instance.stats.commits);
+    // Sent together, both land in one commit window: one commit for the pair.
+    const together = async (first: EdgeChange, second: EdgeChange) => {
+      const before = await commits();
+      await Promise.all([item.apply([first]), item.apply([second])]);
+      expect(await commits()).toBe(before + 1);
+    };
+    await together(change("1", 1, 1), change("1", 1, 2));
     expect((await item.read()).counts.likes).toBe(1);
-    await Promise.all([item.apply([change("2", 1, 1)]), item.apply([change("2", 0, 2)])]);
+    await together(change("2", 1, 1), change("2", 0, 2));
     expect((await item.read()).counts.likes).toBe(1);
-    await Promise.all([item.apply([change("3", 0, 2)]), item.apply([change("3", 1, 1)])]);
+    await together(change("3", 0, 2), change("3", 1, 1));
     expect((await item.read()).counts.likes).toBe(1);
   });
 
