@@ -173,6 +173,7 @@ const SERVERS = [
   "test/node/crash-delivery.test.ts",
   "test/node/dashboard.browser.test.ts",
   "test/node/docs.browser.test.ts",
+  "test/node/front-reference.test.ts",
   "test/node/like-button.browser.test.ts",
   "test/node/live.browser.test.ts",
   "test/node/live.test.ts",
