@@ -181,14 +181,14 @@ const quietWrangler = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METR
 
 /**
  * Starts one of the reference Workers of bench/reference/ (`noop`, `feed`,
- * `like`, `front`, `contract`, `converging` or `pipeline`) with `wrangler dev` on a spare port and
+ * `like`, `front`, `contract`, `converging`, `pipeline` or `front-pipeline`) with `wrangler dev` on a spare port and
  * a fresh state folder, its D1 (when it has one) migrated like plaudit's.
  */
 export async function startReference(name: string, secret: string): Promise<LocalServer> {
   const stateDir = freshStateDir(`plaudit-reference-${name}-`);
   const config = join(root, "bench", "reference", `${name}.toml`);
   const persist = join(stateDir, "wrangler");
-  // A reference with a D1 database (feed, front, converging, pipeline) gets plaudit's migrations.
+  // A reference with a D1 database (feed, front, converging, pipeline, front-pipeline) gets plaudit's migrations.
   if (readFileSync(config, "utf8").includes("[[d1_databases]]")) {
     const migrate = spawnSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persist, "-c", config], {
       cwd: root,

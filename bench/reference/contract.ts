@@ -92,8 +92,13 @@ export class ContractUser<E extends ContractEnv = ContractEnv> extends DurableOb
     });
   }
 
-  /** One commit: the edge, limiter and outbox when the edge changes (and the alarm when none is set); the action's time alone when not. */
-  toggle(item: string, on: boolean, askedAt: number): Toggled {
+  /**
+   * One commit: the edge, limiter and outbox when the edge changes (and the
+   * alarm when none is set); the action's time alone when not. Takes the
+   * fields of plaudit's own toggle request that a like needs, so plaudit's
+   * Worker can call it too (bench/reference/front-pipeline.ts).
+   */
+  toggle({ item, on, askedAt }: { item: string; on: boolean; askedAt: number }): Toggled {
     const now = Date.now();
     const decision = decide(this.#limits, this.#tats, now);
     if (!decision.allowed) return { kind: "rate_limited", retryAfter: decision.retryAfterSeconds };
@@ -172,7 +177,7 @@ export const contractWorker = {
     const item = items.get(key, now) ?? { count: 0, hidden: false, private: false };
     const on = request.method === "POST";
     if (item.private && on) return answer({ error: "not_found" }, 404);
-    const result = await env.USERS.get(env.USERS.idFromName(user)).toggle(key, on, now);
+    const result = await env.USERS.get(env.USERS.idFromName(user)).toggle({ item: key, on, askedAt: now });
     if (result.kind === "rate_limited") return answer({ error: "rate_limited", retry_after: result.retryAfter }, 429);
     const changed = result.kind === "changed";
     if (changed) item.count = Math.max(0, item.count + (on ? 1 : -1));

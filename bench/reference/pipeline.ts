@@ -29,9 +29,9 @@ import { armedAt, contractWorker, disarmed, type ContractEnv } from "./contract"
 import { ConvergingUser, countWrite, storedEdge, writeEdge, type Change } from "./converging";
 
 /** One item's count, as its emission carries it. */
-type Emission = { item: string; count: number; seq: number };
+export type Emission = { item: string; count: number; seq: number };
 
-type PipelineEnv = ContractEnv & { ITEMS: DurableObjectNamespace<PipelineItem>; DB: D1Database; EMISSIONS: Queue<Emission> };
+export type PipelineEnv = ContractEnv & { ITEMS: DurableObjectNamespace<PipelineItem>; DB: D1Database; EMISSIONS: Queue<Emission> };
 
 /** Plaudit's first resend: an emission unacknowledged this long after its send goes again. */
 const RESEND_MS = 30_000;

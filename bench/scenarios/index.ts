@@ -21,7 +21,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     mix: [{ op: likeOrUnlike, weight: 1 }],
     seedLikes: false,
     items: 200,
-    references: ["noop", "like", "front", "contract", "converging", "pipeline"],
+    references: ["noop", "like", "front", "contract", "converging", "pipeline", "front-pipeline"],
   },
   feed: {
     name: "feed",

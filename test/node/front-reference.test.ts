@@ -1,22 +1,26 @@
-// The front reference (bench/reference/front.ts) is plaudit's Worker over a
-// one-commit user object: the bench reads its distance from the like
-// reference as what plaudit's front costs a like. That holds only if its
-// likes go through plaudit's checks and answers, and if its object decides
-// each edge once: both are checked here.
+// The front references run plaudit's Worker: over a one-commit user object
+// (bench/reference/front.ts), whose distance from the like reference the
+// bench reads as what plaudit's front costs a like, and over the pipeline
+// reference's objects (bench/reference/front-pipeline.ts), the floor of
+// plaudit's design with plaudit's front. That holds only if their likes go
+// through plaudit's checks and answers, if their objects decide each edge
+// once, and if the second brings each count to D1 and reports its work
+// until it is done: all are checked here.
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idRange, serviceToken, userTokens } from "../../bench/lib/plaudit";
 import { removeStateDir, startReference, type LocalServer } from "../../bench/lib/server";
 
 const SECRET = "front-reference-test-secret-0123456789abcdef";
 
-describe("the front reference", () => {
+describe.each(["front", "front-pipeline"])("the %s reference", (name) => {
   let server: LocalServer;
   let tokens: Map<string, string>;
   let service: string;
   const [item, hidden, privateItem, owner, ...users] = idRange(7, 918_000n);
 
   beforeAll(async () => {
-    server = await startReference("front", SECRET);
+    server = await startReference(name, SECRET);
     tokens = await userTokens([owner!, ...users], SECRET);
     service = await serviceToken(SECRET);
   });
@@ -33,10 +37,25 @@ describe("the front reference", () => {
     return { status: response.status, body: (await response.json()) as Record<string, unknown>, requestId: response.headers.get("x-request-id") };
   }
 
+  /** The item's likes in the reference's D1, read the way an operator would, with wrangler. */
+  function storedLikes(id: string): number | null {
+    const out = execFileSync(
+      "node_modules/.bin/wrangler",
+      ["d1", "execute", "DB", "--local", "--persist-to", `${server.stateDir}/wrangler`, "-c", `bench/reference/${name}.toml`, "--json", "--command", `SELECT likes FROM item_counts WHERE item_id = '${id}'`],
+      { encoding: "utf8", env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" } },
+    );
+    return (JSON.parse(out) as { results: { likes: number }[] }[])[0]!.results[0]?.likes ?? null;
+  }
+
+  /** Objects whose alarm is set, as the bench reads them before it takes a reference's CPU. */
+  async function busy(): Promise<number> {
+    return ((await (await fetch(`${server.url}/healthz`)).json()) as { busy: number }).busy;
+  }
+
   const toggle = (path: "/v1/like" | "/v1/save", user: string, id: string, on: boolean) =>
     call(on ? "POST" : "DELETE", path, tokens.get(user)!, { item_type: "post", item_id: id });
 
-  it("answers each like as plaudit does, from one commit that decides the edge once", async () => {
+  it("answers each like as plaudit does, its users' object deciding each edge once", async () => {
     const [a, b] = users;
     const steps: [string, boolean, string, number][] = [
       [a!, true, "liked", 1],
@@ -50,9 +69,15 @@ describe("the front reference", () => {
       expect(answer).toMatchObject({ status: 200, body: { status, count, count_formatted: String(count), user_liked: on } });
       expect(answer.requestId).toMatch(/\S/);
     }
-    // A save is an edge of its own: the like above does not make it "already" saved.
-    expect((await toggle("/v1/save", a!, item!, true)).body).toMatchObject({ status: "saved", user_saved: true });
-  }, 60_000);
+    if (name === "front") {
+      // A save is an edge of its own: the like above does not make it "already" saved.
+      expect((await toggle("/v1/save", a!, item!, true)).body).toMatchObject({ status: "saved", user_saved: true });
+      return;
+    }
+    // The pipeline's work after the answers: the count in D1, then nothing left to do.
+    await expect.poll(() => storedLikes(item!), { timeout: 20_000, interval: 500 }).toBe(1);
+    await expect.poll(busy, { timeout: 30_000, interval: 500 }).toBe(0);
+  }, 90_000);
 
   it("refuses and hides what plaudit's checks refuse and hide", async () => {
     const [a] = users;
