@@ -1,9 +1,10 @@
 // The front reference: plaudit's own Worker, every route, middleware and
-// check of it (the token, the limits by tier and standing, the item's privacy
-// settings, validation, request ids and log, CORS, metrics, the object call's
-// deadline and retries, the count answered from the isolate's memory), over
-// the like reference's user object: a like is one commit of the user's edge
-// and nothing else, no outbox, no item side, no pipeline.
+// check of it (the token, the limits by tier and standing the Worker
+// decides, the item's privacy settings, validation, request ids and log,
+// CORS, metrics, the object call's deadline and retries, the count answered
+// from the isolate's memory), over a user object like the like reference's:
+// a like is one commit of the user's edge and nothing else, no outbox, no
+// item side, no pipeline, no per-user limiter (plaudit's is in its object).
 // So its distance from the like reference is what plaudit's front costs a
 // like, and plaudit's distance from it is what plaudit's objects and their
 // pipeline cost beyond one commit.

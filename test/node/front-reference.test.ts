@@ -95,5 +95,5 @@ describe.each(["front", "front-pipeline"])("the %s reference", (name) => {
     expect(await toggle("/v1/like", owner!, hidden!, true)).toMatchObject({ status: 200, body: { status: "liked", count: 2 } });
     expect(await toggle("/v1/like", a!, privateItem!, true)).toMatchObject({ status: 404, body: { error: "not_found" } });
     expect(await toggle("/v1/like", owner!, privateItem!, true)).toMatchObject({ status: 200, body: { status: "liked", count: 1 } });
-  }, 60_000);
+  });
 });
