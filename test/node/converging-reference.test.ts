@@ -6,10 +6,10 @@
 // Their answers, the count each converges on in the regional store (again
 // after a change once an earlier count was stored), and that each reports
 // its work until it is done, are checked here against a model of the edges.
-import { execFileSync } from "node:child_process";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeStateDir, startReference, type LocalServer } from "../../bench/lib/server";
+import { referenceBusy, referenceRows } from "./reference-state";
 
 const SECRET = "converging-reference-test-secret-0123456789";
 
@@ -35,21 +35,13 @@ describe.each(["converging", "pipeline"])("the %s reference", (name) => {
     return { status: response.status, body: (await response.json()) as { status: string; count: number } };
   }
 
-  /** The reference's D1 rows, read the way an operator would, with wrangler. */
+  /** Each item's likes in the reference's D1. */
   function storedLikes(): Record<string, number> {
-    const out = execFileSync(
-      "node_modules/.bin/wrangler",
-      ["d1", "execute", "DB", "--local", "--persist-to", `${server.stateDir}/wrangler`, "-c", `bench/reference/${name}.toml`, "--json", "--command", "SELECT item_id, likes FROM item_counts"],
-      { encoding: "utf8", env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" } },
-    );
-    const rows = (JSON.parse(out) as { results: { item_id: string; likes: number }[] }[])[0]!.results;
+    const rows = referenceRows<{ item_id: string; likes: number }>(server, name, "SELECT item_id, likes FROM item_counts");
     return Object.fromEntries(rows.map((row) => [row.item_id, row.likes]));
   }
 
-  /** Objects whose alarm is set, as the bench reads them before it takes a reference's CPU. */
-  async function busy(): Promise<number> {
-    return ((await (await fetch(`${server.url}/healthz`)).json()) as { busy: number }).busy;
-  }
+  const busy = () => referenceBusy(server);
 
   it("answers as the contract does, brings each item's count to D1, and reports its work until it is done", async () => {
     const steps: [string, string, boolean, string, number][] = [

@@ -6,10 +6,10 @@
 // through plaudit's checks and answers, if their objects decide each edge
 // once, and if the second brings each count to D1 and reports its work
 // until it is done: all are checked here.
-import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idRange, serviceToken, userTokens } from "../../bench/lib/plaudit";
 import { removeStateDir, startReference, type LocalServer } from "../../bench/lib/server";
+import { referenceBusy, referenceRows } from "./reference-state";
 
 const SECRET = "front-reference-test-secret-0123456789abcdef";
 
@@ -37,20 +37,10 @@ describe.each(["front", "front-pipeline"])("the %s reference", (name) => {
     return { status: response.status, body: (await response.json()) as Record<string, unknown>, requestId: response.headers.get("x-request-id") };
   }
 
-  /** The item's likes in the reference's D1, read the way an operator would, with wrangler. */
-  function storedLikes(id: string): number | null {
-    const out = execFileSync(
-      "node_modules/.bin/wrangler",
-      ["d1", "execute", "DB", "--local", "--persist-to", `${server.stateDir}/wrangler`, "-c", `bench/reference/${name}.toml`, "--json", "--command", `SELECT likes FROM item_counts WHERE item_id = '${id}'`],
-      { encoding: "utf8", env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" } },
-    );
-    return (JSON.parse(out) as { results: { likes: number }[] }[])[0]!.results[0]?.likes ?? null;
-  }
+  /** The item's likes in the reference's D1. */
+  const storedLikes = (id: string) => referenceRows<{ likes: number }>(server, name, `SELECT likes FROM item_counts WHERE item_id = '${id}'`)[0]?.likes ?? null;
 
-  /** Objects whose alarm is set, as the bench reads them before it takes a reference's CPU. */
-  async function busy(): Promise<number> {
-    return ((await (await fetch(`${server.url}/healthz`)).json()) as { busy: number }).busy;
-  }
+  const busy = () => referenceBusy(server);
 
   const toggle = (path: "/v1/like" | "/v1/save", user: string, id: string, on: boolean) =>
     call(on ? "POST" : "DELETE", path, tokens.get(user)!, { item_type: "post", item_id: id });
