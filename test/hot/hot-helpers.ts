@@ -56,7 +56,7 @@ export async function likeBelowHotRate(likers: readonly User[], id: string): Pro
  * quiet machine, many more on a loaded one (two cores, four test files and
  * their runtimes at once), where a crash's redeliveries wait their turn.
  */
-const SETTLE_MS = 60_000;
+export const SETTLE_MS = 60_000;
 
 /** Waits for the children's reports to bring the head's likes to `expected`, checking it never goes negative. */
 export async function settledLikes(key: string, expected: number): Promise<number> {
