@@ -98,7 +98,7 @@ async function main(): Promise<number> {
     const url = server?.url ?? opts.url;
     const secret = server?.secret ?? secretFor(opts);
     // Started once, before any load, and kept up for the whole run: the rounds take turns on running servers.
-    if (opts.reference) await startReferences(opts.scenario.references, secret, references);
+    if (opts.reference) await startReferences(opts.references, secret, references);
     const code = await run(opts, url, secret, environment(opts, server), references, server?.pid ?? null);
     passed = code === 0;
     return code;

@@ -44,6 +44,8 @@ const USAGE = `usage: npm run bench -- [options]
   --random-seed N        seed of the generator's choices (default: random)
   --reference            also start the reference Workers (bench/reference/) beside plaudit and load
                          them with the same scenario, taking turns with plaudit, reporting the ratios
+  --references A,B       with --reference: only these of the scenario's reference Workers, run in the scenario's
+                         order (default: all; write: ${SCENARIOS.write!.references.join(", ")})
   --rounds N             with --reference: rounds of one timed phase per worker, plaudit first in odd
                          rounds and last in even ones; the median ratio is the figure (default 3; 1 to 20)
   --native               with --start and --reference: sample every side's workerd processes with Linux \`perf\` during its
@@ -77,6 +79,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
       secret: { type: "string" },
       start: { type: "boolean", default: false },
       reference: { type: "boolean", default: false },
+      references: { type: "string" },
       native: { type: "boolean", default: false },
       rounds: { type: "string" },
       var: { type: "string", multiple: true, default: [] },
@@ -127,6 +130,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     secret: values.secret,
     start: values.start,
     reference: values.reference,
+    references: chosenReferences(values.references, scenario.references, values.scenario),
     native: values.native,
     rounds: values.rounds === undefined ? (values.reference ? DEFAULT_ROUNDS : 1) : num("rounds", 1, 20),
     vars: serverVars(values.var),
@@ -135,6 +139,10 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
   };
   if (values.rounds !== undefined && !opts.reference) {
     console.error(`--rounds takes turns between plaudit and the reference Workers: it needs --reference\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (values.references !== undefined && !opts.reference) {
+    console.error(`--references chooses among the reference Workers --reference starts: it needs --reference\n\n${USAGE}`);
     process.exit(2);
   }
   if (opts.native && !(opts.reference && opts.start)) {
@@ -154,6 +162,18 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
 }
 
 export type Options = ReturnType<typeof options>;
+
+/** The scenario's references named in `list` (all of them when it is absent), in the scenario's order; exits 2 on a name it does not have. */
+function chosenReferences(list: string | undefined, offered: readonly string[], scenario: string): readonly string[] {
+  if (list === undefined) return offered;
+  const names = list.split(",").map((name) => name.trim());
+  const unknown = names.filter((name) => !offered.includes(name));
+  if (unknown.length > 0 || names.length === 0) {
+    console.error(`--references: the ${scenario} scenario's reference Workers are ${offered.join(", ")}; not ${unknown.join(", ") || "an empty list"}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  return offered.filter((name) => names.includes(name));
+}
 
 function serverVars(pairs: readonly string[]): Record<string, string> {
   const vars: Record<string, string> = {};

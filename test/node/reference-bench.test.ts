@@ -39,6 +39,23 @@ describe("the bench's --rounds option", () => {
   });
 });
 
+describe("the bench's --references option", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("starts every reference of the scenario unless asked for some, then those in the scenario's order", () => {
+    expect(options(["--reference"]).references).toEqual(options(["--reference"]).scenario.references);
+    expect(options(["--reference", "--references", "front-pipeline,like"]).references).toEqual(["like", "front-pipeline"]);
+    expect(options(["--reference", "--scenario", "feed", "--references", "feed"]).references).toEqual(["feed"]);
+  });
+
+  it("exits 2 on a name the scenario does not have, an empty list, or without --reference", () => {
+    expect(exitCodeOf(["--reference", "--references", "like,nope"])).toBe(2);
+    expect(exitCodeOf(["--reference", "--scenario", "feed", "--references", "like"])).toBe(2);
+    expect(exitCodeOf(["--reference", "--references", ""])).toBe(2);
+    expect(exitCodeOf(["--references", "like"])).toBe(2);
+  });
+});
+
 describe("the bench's --feed-first option", () => {
   afterEach(() => vi.restoreAllMocks());
 
