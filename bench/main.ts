@@ -27,7 +27,7 @@ import { seedLike } from "./scenarios/index";
 import { diff, plus, readCosts, perRequest, ZERO_COSTS, type ReadCosts } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
-import { behindRows, nativeRows, phaseSummary, PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
+import { behindRows, flushRows, nativeRows, phaseSummary, PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
 import { NativeSampler } from "./lib/native";
 import { isScenarioRun, options, type Options } from "./options";
 import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, untilSwept, watchIdle } from "./lib/write-costs";
@@ -289,6 +289,8 @@ async function run(
     if (native.length > 0) saveFigure(referenceFigure(`${opts.figure}-native`, run, native, 1));
     const behind = reference ? behindRows(reference) : [];
     if (behind.length > 0) saveFigure(referenceFigure(`${opts.figure}-behind`, run, behind, 1));
+    const flushes = reference ? flushRows(reference) : [];
+    if (flushes.length > 0) saveFigure(referenceFigure(`${opts.figure}-flushes`, run, flushes, 1));
     if (scenario.mix.some((m) => m.op.kind === "write")) {
       const table = costsFigure(writeCosts, criticalPath, idle);
       saveFigure(tableFigure(`${opts.figure}-costs`, { script: "bench", ...run }, table.columns, table.rows));

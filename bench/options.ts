@@ -52,8 +52,9 @@ const USAGE = `usage: npm run bench -- [options]
                          phases and split its CPU per request by native part (SQL, commits' disk flush, object
                          starts and evictions, alarms, JavaScript, the proxy), and say what its event loop did
                          while each phase's answers at or past its p99 were on their way; sampling slows every
-                         side, so quote no latency from such a run (with --figure, saved as NAME-native and
-                         NAME-behind)
+                         side, so quote no latency from such a run; it also traces every disk flush (fsync) with
+                         what asked for it and how long the event loop sat blocked in it (with --figure, saved as
+                         NAME-native, NAME-behind and NAME-flushes)
   --out DIR              where reports go (default bench/results)
   --figure NAME          also write the run's table to bench/reports/NAME.json (committed), for the doc
                          table marked <!-- figures:NAME --> that \`npm run figures\` renders (only a run that passed);

@@ -18,6 +18,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { workerdProcesses } from "./cpu";
+import { FlushTracer, tallyFlushes, type FlushTally } from "./flushes";
 import type { Window } from "./recorder";
 
 /** A part of a server's native CPU, and the frames that put a sample in it. */
@@ -149,18 +150,20 @@ function serverProcesses(group: number, port: number): { pid: number; proxy: boo
  * Why `perf` cannot sample here, or null when it can: it records a trivial
  * command, and it must see the kernel's side too (the flushes and the I/O
  * are there), which an unprivileged user gets only at perf_event_paranoid
- * 1 or less and with kernel addresses shown.
+ * 1 or less and with kernel addresses shown, and open the tracepoints the
+ * flushes are traced at (lib/flushes.ts), only at -1.
  */
 export function perfMissing(): string | null {
   if (process.getuid?.() !== 0) {
     const setting = (name: string) => Number(readFileSync(`/proc/sys/kernel/${name}`, "utf8").trim());
-    if (setting("perf_event_paranoid") > 1 || setting("kptr_restrict") > 0) {
-      return "--native: perf would see no kernel frames here (perf_event_paranoid above 1, or kptr_restrict set): run as root, or lower them";
+    if (setting("perf_event_paranoid") > -1 || setting("kptr_restrict") > 0) {
+      return "--native: perf would see no kernel frames or tracepoints here (perf_event_paranoid above -1, or kptr_restrict set): run as root, or lower them";
     }
   }
   const dir = mkdtempSync(join(tmpdir(), "plaudit-native-probe-"));
   try {
-    const probe = spawnSync("perf", ["record", "-q", "-e", "cpu-clock", "-o", join(dir, "probe.data"), "--", "true"], { encoding: "utf8" });
+    // The flushes are traced at the fsync system call's tracepoints (lib/flushes.ts), which perf must be allowed to open too.
+    const probe = spawnSync("perf", ["record", "-q", "-e", "cpu-clock", "-e", "syscalls:sys_enter_fsync", "-o", join(dir, "probe.data"), "--", "true"], { encoding: "utf8" });
     if (probe.error) return "--native samples with Linux `perf`, which is not installed here (Debian: apt-get install linux-perf)";
     if (probe.status !== 0) return `--native: perf cannot record here (${probe.stderr.trim().split("\n").at(-1) ?? `exit ${probe.status}`}); see /proc/sys/kernel/perf_event_paranoid`;
     return null;
@@ -177,19 +180,22 @@ export const SAMPLE_MS = 1000 / SAMPLE_HZ;
 /** How long a sampler waits for perf to attach before the phase starts anyway. */
 const ATTACH_WAIT_MS = 5_000;
 
-/** One phase's samples by part (the proxy's apart), and those of its event loop behind the answers `stop` was given. */
-export type NativePhase = { counts: NativeCounts; behind: NativeCounts };
+/** One phase's samples by part (the proxy's apart), those of its event loop behind the answers `stop` was given, and its flushes (lib/flushes.ts). */
+export type NativePhase = { counts: NativeCounts; behind: NativeCounts; flushes: FlushTally };
 
 /** One phase's sampling of a server; `stop` ends it and counts its samples. */
 export class NativeSampler {
   readonly #dir: string;
   readonly #perf: ChildProcess;
   readonly #proxies: Set<number>;
+  readonly #eventLoops: Set<number>;
+  #flushes: FlushTracer | null = null;
   readonly #exited: Promise<{ code: number | null; error?: Error }>;
   #stderr = "";
 
   private constructor(processes: { pid: number; proxy: boolean }[]) {
     this.#proxies = new Set(processes.filter((p) => p.proxy).map((p) => p.pid));
+    this.#eventLoops = new Set(processes.filter((p) => !p.proxy).map((p) => p.pid));
     this.#dir = mkdtempSync(join(tmpdir(), "plaudit-native-"));
     const pids = processes.map((p) => p.pid).join(",");
     // Stamped on the monotonic clock, the one the bench's own request times are read from.
@@ -229,6 +235,12 @@ export class NativeSampler {
       console.error(`--native: ${proxies} workerd processes serve port ${port}; the proxy's samples are not told apart, and its event loop counts as the Worker's behind the slowest answers`);
     }
     const sampler = new NativeSampler(processes);
+    try {
+      sampler.#flushes = await FlushTracer.start(processes.map((p) => p.pid));
+    } catch (error) {
+      await sampler.stop().catch(() => undefined);
+      throw error;
+    }
     const deadline = Date.now() + ATTACH_WAIT_MS;
     while (sampler.#written() === 0 && Date.now() < deadline && sampler.#perf.exitCode === null) await new Promise((r) => setTimeout(r, 50));
     if (sampler.#perf.exitCode !== null) {
@@ -242,6 +254,9 @@ export class NativeSampler {
   /** Ends the sampling; `slowest`: the spans of the answers to look behind (the phase's slowest). */
   async stop(slowest: readonly Window[] = []): Promise<NativePhase> {
     try {
+      const flushes = this.#flushes?.stop() ?? Promise.resolve([]);
+      // Awaited below, after the samples; a failure there must not leave this one unhandled.
+      flushes.catch(() => undefined);
       this.#perf.kill("SIGINT");
       const { code, error } = await this.#exited;
       // Interrupted, as asked, perf record ends by the signal or with 0 or 130 (128 + SIGINT); anything else means it recorded nothing usable.
@@ -251,7 +266,7 @@ export class NativeSampler {
       const samples = parsePerfScript(script.stdout);
       const counts: NativeCounts = new Map();
       for (const { pid, frames } of samples) tally(counts, this.#proxies.has(pid) ? PROXY : nativePart(frames));
-      return { counts, behind: eventLoopBehind(samples, this.#proxies, slowest) };
+      return { counts, behind: eventLoopBehind(samples, this.#proxies, slowest), flushes: tallyFlushes(await flushes, this.#eventLoops, slowest) };
     } finally {
       rmSync(this.#dir, { recursive: true, force: true });
     }

@@ -14,6 +14,7 @@ import { startReference, type LocalServer } from "./server";
 import type { RunContext } from "../scenarios/operations";
 import type { Scenario } from "../scenarios/index";
 import { alignedRows } from "./text-table";
+import { addFlushes, emptyFlushTally, FLUSH_ROWS, type FlushTally } from "./flushes";
 import { addCounts, NATIVE_ROWS, nativeMsPerRequest, NativeSampler, PROXY, SAMPLE_MS, sampleCount, type NativeCounts } from "./native";
 
 /** One side of the comparison: plaudit, or a reference Worker. */
@@ -54,6 +55,9 @@ export function phaseSummary(recorder: Recorder, seconds: number): PhaseSummary 
 /** With --native: what a Worker's event loop did while its slowest answers were on their way, over all its phases. */
 export type Behind = { counts: NativeCounts; answers: number; waitedMs: number };
 
+/** With --native: a Worker's disk flushes over all its phases, and the requests those phases answered. */
+export type SideFlushes = FlushTally & { requests: number };
+
 /**
  * One timed phase's figures. `cpuMsPerRequest`: the server's CPU per
  * answered request, from the phase's start to the end of its settling (the
@@ -77,6 +81,8 @@ export type ReferenceComparison = {
   native?: Map<string, NativeCounts>;
   /** With --native: each Worker's event-loop samples behind its slowest answers. */
   behind?: Map<string, Behind>;
+  /** With --native: each Worker's disk flushes. */
+  flushes?: Map<string, SideFlushes>;
 };
 
 export const PLAUDIT = "plaudit";
@@ -193,6 +199,7 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
   const runs: PhaseRun[] = [];
   const native = new Map<string, NativeCounts>();
   const behind = new Map<string, Behind>();
+  const flushes = new Map<string, SideFlushes>();
   for (let round = 1; round <= rounds; round++) {
     for (const side of roundOrder(round, [plaudit, ...references])) {
       console.error(`round ${round}/${rounds}: ${workerLabel(side.name)}...`);
@@ -215,6 +222,9 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
           addCounts(mine.counts, phase.behind);
           mine.answers += spans.length;
           mine.waitedMs += spans.reduce((sum, { from, to }) => sum + (to - from), 0);
+          const flushed = sideEntry(flushes, side.name, () => ({ ...emptyFlushTally(), requests: 0 }));
+          addFlushes(flushed, phase.flushes);
+          flushed.requests += total.count;
         }
         return cpu;
       };
@@ -237,7 +247,7 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
       runs.push({ round, name: side.name, opsPerSecond: total.opsPerSecond, p50: total.p50, p99: total.p99, errors: total.errors, cpuMsPerRequest });
     }
   }
-  return { ...compare(runs, rounds), ...(native.size > 0 ? { native, behind } : {}) };
+  return { ...compare(runs, rounds), ...(native.size > 0 ? { native, behind, flushes } : {}) };
 }
 
 /** One side's figures over another's in each round both ran (CPU null where either lacks it). */
@@ -401,6 +411,36 @@ export function behindRows(comparison: ReferenceComparison): string[][] {
   ];
 }
 
+/**
+ * With --native: each Worker's disk flushes per request, by what asked for
+ * them (lib/flushes.ts), and how long its event loop sat blocked in them:
+ * per request, and per slowest answer (at or past each phase's p99) beside
+ * those answers' latency. One column per Worker, plaudit last; empty
+ * without it.
+ */
+export function flushRows(comparison: ReferenceComparison): string[][] {
+  const flushes = comparison.flushes;
+  if (!flushes) return [];
+  const names = plauditLast(flushes.keys());
+  const perRequest = (name: string, value: number) => {
+    const { requests } = flushes.get(name)!;
+    return requests === 0 ? "" : (value / requests).toFixed(2);
+  };
+  const perSlowest = (name: string, value: number) => {
+    const answers = comparison.behind?.get(name)?.answers ?? 0;
+    return answers === 0 ? "" : (value / answers).toFixed(2);
+  };
+  const all = (name: string) => [...flushes.get(name)!.counts.values()].reduce((a, b) => a + b, 0);
+  return [
+    ["flushes to disk (fsync), per request", ...names.map(workerLabel)],
+    ...FLUSH_ROWS.map((cause) => [cause, ...names.map((name) => perRequest(name, flushes.get(name)!.counts.get(cause) ?? 0))]),
+    ["all", ...names.map((name) => perRequest(name, all(name)))],
+    ["the event loop blocked in them, ms per request", ...names.map((name) => perRequest(name, flushes.get(name)!.blockedMs))],
+    ["the event loop blocked in them while one of the answers at or past the p99 was on its way, ms per such answer", ...names.map((name) => perSlowest(name, flushes.get(name)!.behindMs))],
+    ["those answers' latency (mean ms)", ...names.map((name) => perSlowest(name, comparison.behind?.get(name)?.waitedMs ?? 0))],
+  ];
+}
+
 /** The line to quote: each reference's median ratios. */
 export function medianLine(comparison: ReferenceComparison): string {
   const medians = comparison.medians
@@ -418,6 +458,7 @@ export function referenceTable(comparison: ReferenceComparison): string {
     ...(ladder.length > 0 ? ["", `against the one-commit like (medians over the rounds of each round's ratio):`, ...alignedRows(ladder)] : []),
     ...(comparison.native ? ["", "where each Worker's CPU went, from native samples over all its phases (sampling slows every side: quote no latency from this run):", ...alignedRows(nativeRows(comparison))] : []),
     ...(comparison.behind ? ["", "what each Worker's event loop did while its slowest answers were on their way:", ...alignedRows(behindRows(comparison))] : []),
+    ...(comparison.flushes ? ["", "each Worker's flushes to disk, and its event loop blocked in them (off the CPU, so in no sample above):", ...alignedRows(flushRows(comparison))] : []),
   ].join("\n");
 }
 

@@ -253,17 +253,24 @@ describe("the rounds of --reference", () => {
       native: async () => ({
         stop: async (slowest: readonly Window[] = []) => {
           given.push([...slowest]);
-          return { counts: new Map([["JavaScript (V8)", 3]]), behind: new Map([["garbage collection", slowest.length]]) };
+          return {
+            counts: new Map([["JavaScript (V8)", 3]]),
+            behind: new Map([["garbage collection", slowest.length]]),
+            flushes: { counts: new Map([["commit", 2]]), blockedMs: 1.5, behindMs: slowest.length },
+          };
         },
       }),
       phase: async () => ({ total: { count: 10, opsPerSecond: 1, p50: 1, p99: 2, errors: 0 }, slowest: () => slow }) as Awaited<ReturnType<Contender["phase"]>>,
     });
     const slow = [{ from: 0, to: 30 }, { from: 10, to: 50 }];
-    const { native, behind } = await runRounds(side("plaudit", slow), [side("like", [{ from: 5, to: 15 }])], 2);
+    const { native, behind, flushes } = await runRounds(side("plaudit", slow), [side("like", [{ from: 5, to: 15 }])], 2);
     expect(given).toEqual([slow, [{ from: 5, to: 15 }], [{ from: 5, to: 15 }], slow]);
     expect(native?.get("plaudit")).toEqual(new Map([["JavaScript (V8)", 6]]));
     expect(behind?.get("plaudit")).toEqual({ counts: new Map([["garbage collection", 4]]), answers: 4, waitedMs: 140 });
     expect(behind?.get("like")).toEqual({ counts: new Map([["garbage collection", 2]]), answers: 2, waitedMs: 20 });
+    // Flushes add up per side too, with the requests their phases answered.
+    expect(flushes?.get("plaudit")).toEqual({ counts: new Map([["commit", 4]]), blockedMs: 3, behindMs: 4, requests: 20 });
+    expect(flushes?.get("like")).toEqual({ counts: new Map([["commit", 4]]), blockedMs: 3, behindMs: 2, requests: 20 });
     // Without a sampler no phase's slowest answers are looked for.
     let asked = 0;
     const unsampled: Contender = {
@@ -277,7 +284,9 @@ describe("the rounds of --reference", () => {
           },
         }) as Awaited<ReturnType<Contender["phase"]>>,
     };
-    expect((await runRounds(unsampled, [], 2)).behind).toBeUndefined();
+    const without = await runRounds(unsampled, [], 2);
+    expect(without.behind).toBeUndefined();
+    expect(without.flushes).toBeUndefined();
     expect(asked).toBe(0);
   });
 
