@@ -94,16 +94,26 @@ export type ModuleTimes = Record<string, Record<string, number>>;
 export type Attribution = { busyMs: number; idleMs: number; parts: PartTimes[]; modules: ModuleTimes };
 
 /**
- * Attributes every sampled millisecond: idle time aside, each sample to the
+ * Attributes every sampled millisecond: idle time (and the gaps past
+ * `maxSampleMs`) aside, each sample to the
  * part of the first frame on its stack (leaf first) that has one. `bundles`
  * gives the module starts of each script id whose frames point into a bundle.
  */
-export function attribute(profile: CpuProfile, bundles: ReadonlyMap<string, { line: number; module: string }[]>): Attribution {
+export function attribute(profile: CpuProfile, bundles: ReadonlyMap<string, { line: number; module: string }[]>, maxSampleMs = Infinity): Attribution {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   const spent = new Map<number, number>();
-  profile.samples.forEach((id, i) => spent.set(id, (spent.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000));
+  // The runtime's sampler takes no sample while the isolate's thread runs no
+  // JavaScript (waiting for work, or off the CPU in a commit's disk flush):
+  // the next sample's time delta spans that gap. A sample stands for at most
+  // `maxSampleMs`; the rest of its delta is time the thread was not running the isolate.
+  let gapMs = 0;
+  profile.samples.forEach((id, i) => {
+    const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+    spent.set(id, (spent.get(id) ?? 0) + Math.min(ms, maxSampleMs));
+    gapMs += Math.max(0, ms - maxSampleMs);
+  });
 
   const times = new Map<string, PartTimes>();
   const add = (name: string, reference: string, ms: number, leaf: ProfileNode["callFrame"]) => {
@@ -120,7 +130,7 @@ export function attribute(profile: CpuProfile, bundles: ReadonlyMap<string, { li
     const module = starts ? moduleAt(starts, node.callFrame.lineNumber) : null;
     return module ?? `(${node.callFrame.functionName || "anonymous"}${node.callFrame.url ? ` in ${node.callFrame.url}` : ""})`;
   };
-  let idleMs = 0;
+  let idleMs = gapMs;
   let busyMs = 0;
   for (const [id, ms] of spent) {
     const leaf = byId.get(id)!;

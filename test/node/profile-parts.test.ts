@@ -101,5 +101,10 @@ describe("a profile's time by part", () => {
     expect(result.parts.reduce((n, p) => n + p.ms, 0)).toBe(result.busyMs);
     expect(result.modules["user object"]).toEqual({ "(exec)": 5 });
     expect(result.modules[part(/^Worker request/)!.name]).toEqual({ "(exec)": 3, "durable-objects/lib/metered-storage.ts": 1, "node_modules/hono/dist/context.js": 6 });
+    // A sample stands for at most maxSampleMs: the rest of a longer delta (a gap with no sample) is not the isolate's.
+    const capped = attribute(profileOf(root, [[execUnderUser, 5], [clear, 0.5], [idle, 3]]), new Map([["7", starts]]), 2);
+    expect(capped.busyMs).toBe(2.5);
+    expect(capped.idleMs).toBe(6);
+    expect(capped.parts.find((p) => p.name === "user object")).toMatchObject({ ms: 2, sqlMs: 2 });
   });
 });
