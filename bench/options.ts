@@ -131,7 +131,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     secret: values.secret,
     start: values.start,
     reference: values.reference,
-    references: chosenReferences(values.references, scenario.references, values.scenario),
+    references: scenario.references,
     native: values.native,
     rounds: values.rounds === undefined ? (values.reference ? DEFAULT_ROUNDS : 1) : num("rounds", 1, 20),
     vars: serverVars(values.var),
@@ -146,6 +146,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     console.error(`--references chooses among the reference Workers --reference starts: it needs --reference\n\n${USAGE}`);
     process.exit(2);
   }
+  opts.references = chosenReferences(values.references, scenario.references, values.scenario);
   if (opts.native && !(opts.reference && opts.start)) {
     console.error(`--native samples the servers the bench starts, beside the reference Workers: it needs --start and --reference\n\n${USAGE}`);
     process.exit(2);
@@ -168,9 +169,9 @@ export type Options = ReturnType<typeof options>;
 function chosenReferences(list: string | undefined, offered: readonly string[], scenario: string): readonly string[] {
   if (list === undefined) return offered;
   const names = list.split(",").map((name) => name.trim());
-  const unknown = names.filter((name) => !offered.includes(name));
-  if (unknown.length > 0 || names.length === 0) {
-    console.error(`--references: the ${scenario} scenario's reference Workers are ${offered.join(", ")}; not ${unknown.join(", ") || "an empty list"}\n\n${USAGE}`);
+  const unknown = names.filter((name) => !offered.includes(name)).map((name) => (name === "" ? "an empty name" : name));
+  if (unknown.length > 0) {
+    console.error(`--references: the ${scenario} scenario's reference Workers are ${offered.join(", ")}; not ${unknown.join(", ")}\n\n${USAGE}`);
     process.exit(2);
   }
   return offered.filter((name) => names.includes(name));

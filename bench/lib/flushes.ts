@@ -112,12 +112,17 @@ export class FlushTracer {
   readonly #perf: ChildProcess;
   readonly #exited: Promise<{ code: number | null; error?: Error }>;
   #stderr = "";
+  /** perf could not be started at all (the spawn's error event). */
+  #failed = false;
 
   private constructor(pids: readonly number[]) {
     this.#perf = spawn("perf", ["record", "-q", "-k", "monotonic", ...FLUSH_EVENTS, "-p", pids.join(","), "-o", this.#data], { stdio: ["ignore", "ignore", "pipe"] });
     this.#perf.stderr?.on("data", (chunk: Buffer) => (this.#stderr += chunk.toString()));
     this.#exited = new Promise((resolve) => {
-      this.#perf.once("error", (error) => resolve({ code: null, error }));
+      this.#perf.once("error", (error) => {
+        this.#failed = true;
+        resolve({ code: null, error });
+      });
       this.#perf.once("exit", (code) => resolve({ code }));
     });
   }
@@ -137,8 +142,9 @@ export class FlushTracer {
       }
     };
     const deadline = Date.now() + ATTACH_WAIT_MS;
-    while (written() === 0 && Date.now() < deadline && tracer.#perf.exitCode === null) await new Promise((r) => setTimeout(r, 50));
-    if (tracer.#perf.exitCode !== null) {
+    const ended = () => tracer.#failed || tracer.#perf.exitCode !== null;
+    while (written() === 0 && Date.now() < deadline && !ended()) await new Promise((r) => setTimeout(r, 50));
+    if (ended()) {
       const why = `--native: perf record of the flushes ended before the phase (exit ${tracer.#perf.exitCode}): ${tracer.#stderr.trim()}`;
       await tracer.stop().catch(() => undefined);
       throw new Error(why);
@@ -152,6 +158,8 @@ export class FlushTracer {
       this.#perf.kill("SIGINT");
       const { code, error } = await this.#exited;
       if (error || (code !== 0 && code !== null && code !== 130)) throw new Error(`--native: perf record of the flushes failed (${error?.message ?? `exit ${code}`}): ${this.#stderr.trim()}`);
+      // A lost event can pair a flush's entry with a later flush's exit: one long false flush.
+      if (/lost/i.test(this.#stderr)) console.error(`--native: perf lost events while tracing the flushes; a blocked time may be too long: ${this.#stderr.trim()}`);
       const script = spawnSync("perf", ["script", "-i", this.#data, "-F", "pid,tid,time,event,ip,sym"], { encoding: "utf8", maxBuffer: 1 << 30 });
       if (script.error || script.status !== 0) throw new Error(`--native: perf script of the flushes failed (${script.error?.message ?? `exit ${script.status}`}): ${script.stderr?.trim()}`);
       return parseFlushes(script.stdout);

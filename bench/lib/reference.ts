@@ -432,7 +432,7 @@ export function flushRows(comparison: ReferenceComparison): string[][] {
   };
   const all = (name: string) => [...flushes.get(name)!.counts.values()].reduce((a, b) => a + b, 0);
   return [
-    ["flushes to disk (fsync), per request", ...names.map(workerLabel)],
+    ["flushes to disk (fsync, fdatasync), per request", ...names.map(workerLabel)],
     ...FLUSH_ROWS.map((cause) => [cause, ...names.map((name) => perRequest(name, flushes.get(name)!.counts.get(cause) ?? 0))]),
     ["all", ...names.map((name) => perRequest(name, all(name)))],
     ["the event loop blocked in them, ms per request", ...names.map((name) => perRequest(name, flushes.get(name)!.blockedMs))],

@@ -9,7 +9,7 @@ const CHECKPOINT = "checkpoint (a write-ahead log copied into its database)";
 
 /** A flush's entry as `perf script -F pid,tid,time,event,ip,sym` prints it: a header, then its frames, leaf first. */
 const enter = (pid: number, tid: number, seconds: string, frames: string[], call = "fsync") =>
-  [`${pid}/${tid} ${seconds}:     syscalls:sys_enter_${call}: `, ...frames.map((frame) => `\t         32ee964 ${frame}`), ""].join("\n");
+  [`${pid}/${tid} ${seconds}:     syscalls:sys_enter_${call}: `, ...frames.map((frame) => `\t         32ee964 ${frame}`), "", ""].join("\n");
 /** Its exit: no stack, the address and symbol on the header's line. */
 const exit = (pid: number, tid: number, seconds: string, call = "fsync") => `${pid}/${tid} ${seconds}:      syscalls:sys_exit_${call}:      7ff082b1cc20 ${call}\n`;
 
@@ -21,7 +21,8 @@ const CHECKPOINT_FRAMES = ["fsync", "sqlite3WalCheckpoint", "workerd::ActorSqlit
 describe("the flush tracer's reading of perf (bench --native)", () => {
   it("pairs each flush's entry with its thread's exit, names its cause from its stack, and drops one the trace cut off", () => {
     const text = [
-      enter(10, 10, "100.000100", COMMIT_FRAMES),
+      // perf right-aligns the process id: a header may begin with spaces.
+      `  ${enter(10, 10, "100.000100", COMMIT_FRAMES)}`,
       // Another thread's flush begins and ends inside the first one.
       enter(10, 11, "100.000200", CHECKPOINT_FRAMES, "fdatasync"),
       exit(10, 11, "100.000700", "fdatasync"),
@@ -64,12 +65,12 @@ describe("the flush tracer's reading of perf (bench --native)", () => {
     ];
     const tally = tallyFlushes(flushes, new Set([10]), [
       { from: 2, to: 11 },
-      { from: 3, to: 20 },
+      { from: 3, to: 11 },
     ]);
     expect(tally.counts).toEqual(new Map([[COMMIT, 2], [ALARM_SET, 1], [CHECKPOINT, 1]]));
     expect(tally.blockedMs).toBe(6);
-    // The commit: 2 ms in the first window, 1 in the second; the alarm's: 1 and 2.
-    expect(tally.behindMs).toBe(6);
+    // The commit: 2 ms in the first window, 1 in the second; the alarm's: 1 in each.
+    expect(tally.behindMs).toBe(5);
     expect(tallyFlushes(flushes, new Set([10]), []).behindMs).toBe(0);
   });
 
@@ -87,7 +88,7 @@ describe("the flush tracer's reading of perf (bench --native)", () => {
       ]),
     };
     const rows = flushRows(comparison);
-    expect(rows[0]).toEqual(["flushes to disk (fsync), per request", "reference like", "plaudit"]);
+    expect(rows[0]).toEqual(["flushes to disk (fsync, fdatasync), per request", "reference like", "plaudit"]);
     const row = (label: string) => rows.find((r) => r[0] === label)!.slice(1);
     expect(row(COMMIT)).toEqual(["1.50", "3.00"]);
     expect(row(ALARM_SET)).toEqual(["0.00", "1.00"]);

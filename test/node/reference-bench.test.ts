@@ -52,7 +52,9 @@ describe("the bench's --references option", () => {
     expect(exitCodeOf(["--reference", "--references", "like,nope"])).toBe(2);
     expect(exitCodeOf(["--reference", "--scenario", "feed", "--references", "like"])).toBe(2);
     expect(exitCodeOf(["--reference", "--references", ""])).toBe(2);
+    expect(exitCodeOf(["--reference", "--references", "like,,front-pipeline"])).toBe(2);
     expect(exitCodeOf(["--references", "like"])).toBe(2);
+    expect(exitCodeOf(["--references", "nope"])).toBe(2);
   });
 });
 
