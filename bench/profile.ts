@@ -56,7 +56,8 @@ const SAMPLE_INTERVAL_US = 200;
 /**
  * The most a sample stands for: five intervals, past the sampler's own
  * delays (a busy isolate's deltas are 0.2 to 0.5 ms here). A longer delta
- * spans a time the thread ran no JavaScript: idle, or blocked in a flush.
+ * spans a time the thread ran no JavaScript: idle, blocked in a flush, or
+ * waiting for a core.
  */
 const MAX_SAMPLE_MS = (5 * SAMPLE_INTERVAL_US) / 1000;
 

@@ -9,11 +9,8 @@
 // own, and a checkpoint copies an object's write-ahead log into its
 // database now and then. Each flush is traced at its start with its stack
 // and at its end, on the monotonic clock the bench's request times use.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { NativePart } from "./native";
+import { addCounts, type NativePart } from "./native";
+import { perfFrame } from "./perf-record";
 import type { Window } from "./recorder";
 
 /** What a flush was for: the first whose frames match a frame of its stack names it. */
@@ -39,7 +36,7 @@ export function flushCause(frames: readonly string[]): string {
 
 /**
  * The flushes of `perf script -F pid,tid,time,event,ip,sym` over the
- * events FlushTracer records: an entry (a header line, then its frames, each
+ * FLUSH_EVENTS (lib/native.ts records them): an entry (a header line, then its frames, each
  * on a line that begins with a tab, leaf first) and the same thread's exit.
  * An entry whose exit was not recorded (the trace ended first) is left out.
  */
@@ -49,7 +46,7 @@ export function parseFlushes(text: string): Flush[] {
   let frames: string[] | null = null;
   for (const line of text.split("\n")) {
     if (line.startsWith("\t")) {
-      frames?.push(line.trim().replace(/^[0-9a-f]+\s*/, ""));
+      frames?.push(perfFrame(line));
       continue;
     }
     frames = null;
@@ -96,75 +93,13 @@ export function tallyFlushes(flushes: readonly Flush[], eventLoops: ReadonlySet<
 
 /** Adds one phase's tally into a side's running total. */
 export function addFlushes(total: FlushTally, phase: FlushTally): void {
-  for (const [cause, n] of phase.counts) total.counts.set(cause, (total.counts.get(cause) ?? 0) + n);
+  addCounts(total.counts, phase.counts);
   total.blockedMs += phase.blockedMs;
   total.behindMs += phase.behindMs;
 }
 
-const FLUSH_EVENTS = ["fsync", "fdatasync"].flatMap((call) => ["-e", `syscalls:sys_enter_${call}/call-graph=fp/`, "-e", `syscalls:sys_exit_${call}/call-graph=no/`]);
+/** perf record's events for the trace: each call's entry with its stack, its exit without. */
+export const FLUSH_EVENTS = ["fsync", "fdatasync"].flatMap((call) => ["-e", `syscalls:sys_enter_${call}/call-graph=fp/`, "-e", `syscalls:sys_exit_${call}/call-graph=no/`]);
 
-/** How long a tracer waits for perf to attach before the phase starts anyway. */
-const ATTACH_WAIT_MS = 5_000;
-
-/** One phase's trace of a server's flushes; `stop` ends it and parses it. */
-export class FlushTracer {
-  readonly #dir = mkdtempSync(join(tmpdir(), "plaudit-flushes-"));
-  readonly #perf: ChildProcess;
-  readonly #exited: Promise<{ code: number | null; error?: Error }>;
-  #stderr = "";
-  /** perf could not be started at all (the spawn's error event). */
-  #failed = false;
-
-  private constructor(pids: readonly number[]) {
-    this.#perf = spawn("perf", ["record", "-q", "-k", "monotonic", ...FLUSH_EVENTS, "-p", pids.join(","), "-o", this.#data], { stdio: ["ignore", "ignore", "pipe"] });
-    this.#perf.stderr?.on("data", (chunk: Buffer) => (this.#stderr += chunk.toString()));
-    this.#exited = new Promise((resolve) => {
-      this.#perf.once("error", (error) => {
-        this.#failed = true;
-        resolve({ code: null, error });
-      });
-      this.#perf.once("exit", (code) => resolve({ code }));
-    });
-  }
-
-  get #data(): string {
-    return join(this.#dir, "perf.data");
-  }
-
-  /** Starts tracing; resolves once perf has written its file's header (its events are open on the processes). */
-  static async start(pids: readonly number[]): Promise<FlushTracer> {
-    const tracer = new FlushTracer(pids);
-    const written = () => {
-      try {
-        return statSync(tracer.#data).size;
-      } catch {
-        return 0;
-      }
-    };
-    const deadline = Date.now() + ATTACH_WAIT_MS;
-    const ended = () => tracer.#failed || tracer.#perf.exitCode !== null;
-    while (written() === 0 && Date.now() < deadline && !ended()) await new Promise((r) => setTimeout(r, 50));
-    if (ended()) {
-      const why = `--native: perf record of the flushes ended before the phase (exit ${tracer.#perf.exitCode}): ${tracer.#stderr.trim()}`;
-      await tracer.stop().catch(() => undefined);
-      throw new Error(why);
-    }
-    return tracer;
-  }
-
-  /** Ends the trace and returns its flushes. */
-  async stop(): Promise<Flush[]> {
-    try {
-      this.#perf.kill("SIGINT");
-      const { code, error } = await this.#exited;
-      if (error || (code !== 0 && code !== null && code !== 130)) throw new Error(`--native: perf record of the flushes failed (${error?.message ?? `exit ${code}`}): ${this.#stderr.trim()}`);
-      // A lost event can pair a flush's entry with a later flush's exit: one long false flush.
-      if (/lost/i.test(this.#stderr)) console.error(`--native: perf lost events while tracing the flushes; a blocked time may be too long: ${this.#stderr.trim()}`);
-      const script = spawnSync("perf", ["script", "-i", this.#data, "-F", "pid,tid,time,event,ip,sym"], { encoding: "utf8", maxBuffer: 1 << 30 });
-      if (script.error || script.status !== 0) throw new Error(`--native: perf script of the flushes failed (${script.error?.message ?? `exit ${script.status}`}): ${script.stderr?.trim()}`);
-      return parseFlushes(script.stdout);
-    } finally {
-      rmSync(this.#dir, { recursive: true, force: true });
-    }
-  }
-}
+/** The `perf script` fields parseFlushes reads. */
+export const FLUSH_FIELDS = "pid,tid,time,event,ip,sym";

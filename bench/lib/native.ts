@@ -13,12 +13,13 @@
 // (lib/cpu.ts), give each part's milliseconds per request. The samples of
 // the server's event-loop thread taken while one of a phase's slowest
 // answers was on its way say what those answers waited behind.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { workerdProcesses } from "./cpu";
-import { FlushTracer, tallyFlushes, type FlushTally } from "./flushes";
+import { FLUSH_EVENTS, FLUSH_FIELDS, parseFlushes, tallyFlushes, type FlushTally } from "./flushes";
+import { PerfRecord, perfFrame } from "./perf-record";
 import type { Window } from "./recorder";
 
 /** A part of a server's native CPU, and the frames that put a sample in it. */
@@ -83,9 +84,7 @@ export function parsePerfScript(text: string): PerfSample[] {
   let current: string[] | null = null;
   for (const line of text.split("\n")) {
     if (line.startsWith("\t")) {
-      // "\t    55cfb61a9953 symbol name (args)": the address, then the symbol.
-      const frame = line.trim().replace(/^[0-9a-f]+\s*/, "");
-      current?.push(frame === "" ? "[unknown]" : frame);
+      current?.push(perfFrame(line));
       continue;
     }
     const header = /^\s*(\d+)(?:\/(\d+))?(?:\s+(\d+\.\d+):)?\s*$/.exec(line);
@@ -177,56 +176,19 @@ const SAMPLE_HZ = 499;
 /** The CPU time one sample stands for. */
 export const SAMPLE_MS = 1000 / SAMPLE_HZ;
 
-/** How long a sampler waits for perf to attach before the phase starts anyway. */
-const ATTACH_WAIT_MS = 5_000;
-
 /** One phase's samples by part (the proxy's apart), those of its event loop behind the answers `stop` was given, and its flushes (lib/flushes.ts). */
 export type NativePhase = { counts: NativeCounts; behind: NativeCounts; flushes: FlushTally };
 
-/** One phase's sampling of a server; `stop` ends it and counts its samples. */
+/** One phase's sampling of a server, and the trace of its flushes; `stop` ends both and counts them. */
 export class NativeSampler {
-  readonly #dir: string;
-  readonly #perf: ChildProcess;
-  readonly #proxies: Set<number>;
-  readonly #eventLoops: Set<number>;
-  #flushes: FlushTracer | null = null;
-  readonly #exited: Promise<{ code: number | null; error?: Error }>;
-  #stderr = "";
+  private constructor(
+    private readonly samples: PerfRecord,
+    private readonly flushes: PerfRecord,
+    private readonly proxies: ReadonlySet<number>,
+    private readonly eventLoops: ReadonlySet<number>,
+  ) {}
 
-  private constructor(processes: { pid: number; proxy: boolean }[]) {
-    this.#proxies = new Set(processes.filter((p) => p.proxy).map((p) => p.pid));
-    this.#eventLoops = new Set(processes.filter((p) => !p.proxy).map((p) => p.pid));
-    this.#dir = mkdtempSync(join(tmpdir(), "plaudit-native-"));
-    const pids = processes.map((p) => p.pid).join(",");
-    // Stamped on the monotonic clock, the one the bench's own request times are read from.
-    this.#perf = spawn("perf", ["record", "-q", "-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-g", "-k", "monotonic", "-p", pids, "-o", this.#data], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    this.#perf.stderr?.on("data", (chunk: Buffer) => (this.#stderr += chunk.toString()));
-    this.#exited = new Promise((resolve) => {
-      this.#perf.once("error", (error) => resolve({ code: null, error }));
-      this.#perf.once("exit", (code) => resolve({ code }));
-    });
-  }
-
-  get #data(): string {
-    return join(this.#dir, "perf.data");
-  }
-
-  /** Bytes perf has written so far (0 before it opened its file). */
-  #written(): number {
-    try {
-      return statSync(this.#data).size;
-    } catch {
-      return 0;
-    }
-  }
-
-  /**
-   * Starts sampling a server's workerd processes. perf creates its file
-   * empty, opens its events on the processes, then writes the file's
-   * header: a header says it is sampling.
-   */
+  /** Starts sampling a server's workerd processes, and tracing their flushes. */
   static async start(group: number, port: number): Promise<NativeSampler> {
     const processes = serverProcesses(group, port);
     if (processes.length === 0) throw new Error(`--native: no workerd process in process group ${group}`);
@@ -234,42 +196,29 @@ export class NativeSampler {
     if (proxies !== 1) {
       console.error(`--native: ${proxies} workerd processes serve port ${port}; the proxy's samples are not told apart, and its event loop counts as the Worker's behind the slowest answers`);
     }
-    const sampler = new NativeSampler(processes);
-    try {
-      sampler.#flushes = await FlushTracer.start(processes.map((p) => p.pid));
-    } catch (error) {
-      await sampler.stop().catch(() => undefined);
+    const pids = ["-p", processes.map((p) => p.pid).join(",")];
+    const samples = await PerfRecord.start("the CPU", ["-e", "cpu-clock", "-F", String(SAMPLE_HZ), "-g", ...pids]);
+    const flushes = await PerfRecord.start("the flushes", [...FLUSH_EVENTS, ...pids]).catch(async (error: unknown) => {
+      await samples.stop("pid").catch(() => undefined);
       throw error;
-    }
-    const deadline = Date.now() + ATTACH_WAIT_MS;
-    while (sampler.#written() === 0 && Date.now() < deadline && sampler.#perf.exitCode === null) await new Promise((r) => setTimeout(r, 50));
-    if (sampler.#perf.exitCode !== null) {
-      const why = `--native: perf record ended before the phase (exit ${sampler.#perf.exitCode}): ${sampler.#stderr.trim()}`;
-      await sampler.stop().catch(() => undefined);
-      throw new Error(why);
-    }
-    return sampler;
+    });
+    return new NativeSampler(
+      samples,
+      flushes,
+      new Set(processes.filter((p) => p.proxy).map((p) => p.pid)),
+      new Set(processes.filter((p) => !p.proxy).map((p) => p.pid)),
+    );
   }
 
-  /** Ends the sampling; `slowest`: the spans of the answers to look behind (the phase's slowest). */
+  /** Ends the sampling and the trace; `slowest`: the spans of the answers to look behind (the phase's slowest). */
   async stop(slowest: readonly Window[] = []): Promise<NativePhase> {
-    try {
-      const flushes = this.#flushes?.stop() ?? Promise.resolve([]);
-      // Awaited below, after the samples; a failure there must not leave this one unhandled.
-      flushes.catch(() => undefined);
-      this.#perf.kill("SIGINT");
-      const { code, error } = await this.#exited;
-      // Interrupted, as asked, perf record ends by the signal or with 0 or 130 (128 + SIGINT); anything else means it recorded nothing usable.
-      if (error || (code !== 0 && code !== null && code !== 130)) throw new Error(`--native: perf record failed (${error?.message ?? `exit ${code}`}): ${this.#stderr.trim()}`);
-      const script = spawnSync("perf", ["script", "-i", this.#data, "-F", "pid,tid,time,ip,sym"], { encoding: "utf8", maxBuffer: 1 << 30 });
-      if (script.error || script.status !== 0) throw new Error(`--native: perf script failed (${script.error?.message ?? `exit ${script.status}`}): ${script.stderr?.trim()}`);
-      const samples = parsePerfScript(script.stdout);
-      const counts: NativeCounts = new Map();
-      for (const { pid, frames } of samples) tally(counts, this.#proxies.has(pid) ? PROXY : nativePart(frames));
-      return { counts, behind: eventLoopBehind(samples, this.#proxies, slowest), flushes: tallyFlushes(await flushes, this.#eventLoops, slowest) };
-    } finally {
-      rmSync(this.#dir, { recursive: true, force: true });
-    }
+    const [sampled, flushed] = await Promise.allSettled([this.samples.stop("pid,tid,time,ip,sym"), this.flushes.stop(FLUSH_FIELDS)]);
+    if (sampled.status === "rejected") throw sampled.reason;
+    if (flushed.status === "rejected") throw flushed.reason;
+    const samples = parsePerfScript(sampled.value);
+    const counts: NativeCounts = new Map();
+    for (const { pid, frames } of samples) tally(counts, this.proxies.has(pid) ? PROXY : nativePart(frames));
+    return { counts, behind: eventLoopBehind(samples, this.proxies, slowest), flushes: tallyFlushes(parseFlushes(flushed.value), this.eventLoops, slowest) };
   }
 }
 

@@ -105,7 +105,8 @@ export function attribute(profile: CpuProfile, bundles: ReadonlyMap<string, { li
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   const spent = new Map<number, number>();
   // The runtime's sampler takes no sample while the isolate's thread runs no
-  // JavaScript (waiting for work, or off the CPU in a commit's disk flush):
+  // JavaScript (waiting for work, off the CPU in a commit's disk flush, or
+  // waiting for a core):
   // the next sample's time delta spans that gap. A sample stands for at most
   // `maxSampleMs`; the rest of its delta is time the thread was not running the isolate.
   let gapMs = 0;

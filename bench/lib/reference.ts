@@ -387,6 +387,9 @@ export function nativeRows(comparison: ReferenceComparison): string[][] {
   ];
 }
 
+/** A table cell: `value` shared over `count` (requests, answers), blank over none. */
+const perEach = (value: number, count: number) => (count === 0 ? "" : (value / count).toFixed(2));
+
 /**
  * With --native: what each Worker's event loop spent its CPU on while one of
  * its slowest answers (at or past each phase's p99) was on its way, in ms
@@ -398,10 +401,7 @@ export function behindRows(comparison: ReferenceComparison): string[][] {
   const behind = comparison.behind;
   if (!behind) return [];
   const names = plauditLast(behind.keys());
-  const per = (name: string, value: number) => {
-    const { answers } = behind.get(name)!;
-    return answers === 0 ? "" : (value / answers).toFixed(2);
-  };
+  const per = (name: string, value: number) => perEach(value, behind.get(name)!.answers);
   return [
     [`part (the event loop's CPU ms while one of the answers at or past the p99 was on its way)`, ...names.map(workerLabel)],
     ...NATIVE_ROWS.filter((part) => part !== PROXY).map((part) => [part, ...names.map((name) => per(name, (behind.get(name)!.counts.get(part) ?? 0) * SAMPLE_MS))]),
@@ -422,15 +422,9 @@ export function flushRows(comparison: ReferenceComparison): string[][] {
   const flushes = comparison.flushes;
   if (!flushes) return [];
   const names = plauditLast(flushes.keys());
-  const perRequest = (name: string, value: number) => {
-    const { requests } = flushes.get(name)!;
-    return requests === 0 ? "" : (value / requests).toFixed(2);
-  };
-  const perSlowest = (name: string, value: number) => {
-    const answers = comparison.behind?.get(name)?.answers ?? 0;
-    return answers === 0 ? "" : (value / answers).toFixed(2);
-  };
-  const all = (name: string) => [...flushes.get(name)!.counts.values()].reduce((a, b) => a + b, 0);
+  const perRequest = (name: string, value: number) => perEach(value, flushes.get(name)!.requests);
+  const perSlowest = (name: string, value: number) => perEach(value, comparison.behind?.get(name)?.answers ?? 0);
+  const all = (name: string) => sampleCount(flushes.get(name)!.counts);
   return [
     ["flushes to disk (fsync, fdatasync), per request", ...names.map(workerLabel)],
     ...FLUSH_ROWS.map((cause) => [cause, ...names.map((name) => perRequest(name, flushes.get(name)!.counts.get(cause) ?? 0))]),
