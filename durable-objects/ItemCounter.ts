@@ -241,20 +241,21 @@ export class ItemCounter extends DurableObject<Env> {
    * stop entirely sends nothing that would make the head look). Never throws.
    */
   override async alarm(): Promise<void> {
-    this.#storage.alarmFired();
-    await this.emitter.alarm();
-    try {
-      if (this.#state.placement.hot) await this.#work.submit({ flush: true });
-      if (this.#state.placement.hot) this.#reportHot(Date.now());
-      if (this.#state.placement.hot || this.#state.handing) this.handover.run();
-    } catch (error) {
-      log("error", "cooling_check_failed", { error: String(error) });
-      this.#alarm.request(Date.now() + RETRY_MS);
-    }
-    await this.#recheck.alarm();
-    // An acknowledgement that settled while the item was still hot or handing left the emitter's alarm set.
-    this.#alarm.settle();
-    scheduleFlush(this.env, this.ctx);
+    await this.#storage.runAlarm(async () => {
+      await this.emitter.alarm();
+      try {
+        if (this.#state.placement.hot) await this.#work.submit({ flush: true });
+        if (this.#state.placement.hot) this.#reportHot(Date.now());
+        if (this.#state.placement.hot || this.#state.handing) this.handover.run();
+      } catch (error) {
+        log("error", "cooling_check_failed", { error: String(error) });
+        this.#alarm.request(Date.now() + RETRY_MS);
+      }
+      await this.#recheck.alarm();
+      // An acknowledgement that settled while the item was still hot or handing left the emitter's alarm set.
+      this.#alarm.settle();
+      scheduleFlush(this.env, this.ctx);
+    });
   }
 
   /** The operators' view of the item. */

@@ -125,10 +125,13 @@ export class ItemShard extends DurableObject<Env> {
 
   /** The one alarm serves the emitter and the report sweep. */
   override async alarm(): Promise<void> {
-    this.#storage.alarmFired();
-    await this.emitter.alarm();
-    await this.#sweepReports();
-    scheduleFlush(this.env, this.ctx);
+    await this.#storage.runAlarm(async () => {
+      await this.emitter.alarm();
+      await this.#sweepReports();
+      // Nothing left to send or report: the alarm goes in the sweep's commit, not one of its own after the run.
+      this.#alarm.settle();
+      scheduleFlush(this.env, this.ctx);
+    });
   }
 
   /** Resends the report until the head has acknowledged the newest one. Never throws. */

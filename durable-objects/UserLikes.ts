@@ -276,41 +276,42 @@ export class UserLikes extends DurableObject<Env> {
    * capped, jittered backoff for as long as the outbox is not empty.
    */
   override async alarm(): Promise<void> {
-    this.#storage.alarmFired();
-    // Stored before any call goes out (the output gate), so a crash mid-step still leaves the next step an alarm.
-    if (this.#removal.active) this.#alarm.set(Date.now() + REMOVAL_SAFETY_MS);
-    let failures = 0;
-    try {
-      if (this.#schema.ready) failures = await this.#delivery.redeliver();
-    } catch (error) {
-      log("error", "outbox_redelivery_failed", { error: String(error) });
-    }
-    const removalStep = await this.#removal.step();
-    try {
-      // The sweep's one commit: every mark delivered by now, this run's and the burst's
-      // before it. A delivery still in flight keeps its edge pending, and so the alarm.
-      this.#storeDelivered();
-    } catch (error) {
-      log("error", "outbox_delivered_persist_failed", { error: String(error) });
-      // The stored list still holds delivered edges: the next run stores their marks.
-      this.#alarm.request(Date.now() + RETRY_BASE_MS);
-    }
-    try {
-      let next = removalStep;
-      if (this.pendingDeliveries() > 0) {
-        // Only failures back off: an edge changed while this alarm ran has a delivery of its own, scheduled or in flight.
-        this.#retryAttempt = failures > 0 ? this.#retryAttempt + 1 : 0;
-        const retry = Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS);
-        next = Math.min(next ?? retry, retry);
-      } else {
-        this.#retryAttempt = 0;
+    await this.#storage.runAlarm(async () => {
+      // Stored before any call goes out (the output gate), so a crash mid-step still leaves the next step an alarm.
+      if (this.#removal.active) this.#alarm.set(Date.now() + REMOVAL_SAFETY_MS);
+      let failures = 0;
+      try {
+        if (this.#schema.ready) failures = await this.#delivery.redeliver();
+      } catch (error) {
+        log("error", "outbox_redelivery_failed", { error: String(error) });
       }
-      // No next time means the removal is over and every delivery acknowledged.
-      if (next !== null) this.#alarm.set(next);
-      else this.#alarm.settle();
-    } catch (error) {
-      log("error", "outbox_rearm_failed", { error: String(error) });
-    }
+      const removalStep = await this.#removal.step();
+      try {
+        // The sweep's one commit: every mark delivered by now, this run's and the burst's
+        // before it. A delivery still in flight keeps its edge pending, and so the alarm.
+        this.#storeDelivered();
+      } catch (error) {
+        log("error", "outbox_delivered_persist_failed", { error: String(error) });
+        // The stored list still holds delivered edges: the next run stores their marks.
+        this.#alarm.request(Date.now() + RETRY_BASE_MS);
+      }
+      try {
+        let next = removalStep;
+        if (this.pendingDeliveries() > 0) {
+          // Only failures back off: an edge changed while this alarm ran has a delivery of its own, scheduled or in flight.
+          this.#retryAttempt = failures > 0 ? this.#retryAttempt + 1 : 0;
+          const retry = Date.now() + RETRY_BASE_MS + backoffMs(this.#retryAttempt, RETRY_BASE_MS, RETRY_CAP_MS);
+          next = Math.min(next ?? retry, retry);
+        } else {
+          this.#retryAttempt = 0;
+        }
+        // No next time means the removal is over and every delivery acknowledged.
+        if (next !== null) this.#alarm.set(next);
+        else this.#alarm.settle();
+      } catch (error) {
+        log("error", "outbox_rearm_failed", { error: String(error) });
+      }
+    });
   }
 
   /**

@@ -62,12 +62,13 @@ export class ChildReports {
   }
 
   /** The item's total: the head's own counts plus every child's newest report (and these, not yet stored). */
-  total(own: Counts, pending: ReadonlyMap<number, ChildReport> = new Map()): Counts {
+  total(own: Counts, pending?: ReadonlyMap<number, ChildReport>): Counts {
     const total = { ...own };
-    for (const index of new Set([...this.#children.keys(), ...pending.keys()])) {
-      const report = pending.get(index) ?? this.#children.get(index)!;
+    const add = (report: ChildReport) => {
       for (const counter of TOGGLE_COUNTERS) total[counter] += report[counter];
-    }
+    };
+    for (const [index, report] of this.#children) if (!pending?.has(index)) add(report);
+    if (pending) for (const report of pending.values()) add(report);
     return total;
   }
 

@@ -20,6 +20,12 @@ export class MeteredStorage {
   #cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] | null = null;
   #staged: Map<object, StagedRow> | null = null;
   #alarmAt: number | null = null;
+  /**
+   * The alarm that is running is still stored: the runtime deletes it after
+   * the handler returns, in a commit of its own, unless the handler set or
+   * deleted the alarm itself.
+   */
+  #runningStored = false;
   /** The query interface handed to code that runs inside `commit` (and to reads). */
   readonly sql: Sql = { exec: ((query: string, ...bindings: unknown[]) => this.#exec(query, ...bindings)) as Sql["exec"] };
 
@@ -106,18 +112,32 @@ export class MeteredStorage {
   }
 
   /**
-   * The alarm fired: the platform cleared it. One set for later while the
-   * object started up inside this very run (`getAlarm` answered null) is
-   * still stored, so it is still known, and a settle clears it.
+   * Runs an alarm handler. The alarm that fired counts as gone from the
+   * start (`getAlarm` answers null while it runs), yet stays stored until
+   * the handler returns. A handler that lets it go (`clearAlarm`, through
+   * `Alarm.settle`) right after its last commit deletes it in that commit's
+   * transaction (writes of one turn share one), where the runtime's own
+   * deletion after the handler would be a commit of its own. One set for
+   * later while the object started up inside this very run is still stored,
+   * so it is still known, and a settle clears it.
    */
-  alarmFired(): void {
-    if (this.#alarmAt === null || this.#alarmAt <= Date.now()) this.#alarmAt = null;
+  async runAlarm(handler: () => Promise<void>): Promise<void> {
+    if (this.#alarmAt === null || this.#alarmAt <= Date.now()) {
+      this.#alarmAt = null;
+      this.#runningStored = true;
+    }
     metrics.count("storage_alarms_run_total", { object: this.object });
     this.recorded();
+    try {
+      await handler();
+    } finally {
+      this.#runningStored = false;
+    }
   }
 
   setAlarm(at: number): void {
     this.#alarmAt = at;
+    this.#runningStored = false;
     metrics.count("storage_alarms_set_total", { object: this.object });
     this.recorded();
     // Rejects only when the object itself is being reset (a deploy, an abort):
@@ -127,8 +147,11 @@ export class MeteredStorage {
 
   /** An idle object keeps no alarm: nothing wakes it until its next write. */
   clearAlarm(): void {
-    if (this.#alarmAt === null) return;
+    if (this.#alarmAt === null && !this.#runningStored) return;
     this.#alarmAt = null;
+    this.#runningStored = false;
+    metrics.count("storage_alarms_deleted_total", { object: this.object });
+    this.recorded();
     this.storage.deleteAlarm().catch((error: unknown) => log("warn", "delete_alarm_failed", { object: this.object, error: String(error) }));
   }
 

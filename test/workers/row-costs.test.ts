@@ -36,11 +36,12 @@ function costs(families: Family[]) {
           commits: of("plaudit_storage_commits_total", { object }),
           rows: of("plaudit_storage_rows_written_total", { object }),
           alarms: of("plaudit_storage_alarms_set_total", { object }),
+          deletes: of("plaudit_storage_alarms_deleted_total", { object }),
         },
       ]),
     ),
     d1Rows: total(families, "plaudit_d1_rows_written_total"),
-  } as Record<(typeof OBJECTS)[number], { commits: number; rows: number; alarms: number }> & { d1Rows: number };
+  } as Record<(typeof OBJECTS)[number], { commits: number; rows: number; alarms: number; deletes: number }> & { d1Rows: number };
 }
 
 type Costs = ReturnType<typeof costs>;
@@ -50,6 +51,7 @@ function minus(after: Costs, before: Costs): Costs {
     commits: after[o].commits - before[o].commits,
     rows: after[o].rows - before[o].rows,
     alarms: after[o].alarms - before[o].alarms,
+    deletes: after[o].deletes - before[o].deletes,
   });
   return { user_likes: object("user_likes"), item_counter: object("item_counter"), d1Rows: after.d1Rows - before.d1Rows };
 }
@@ -89,12 +91,14 @@ describe("what one like writes", () => {
     const billed = user_.rows + user_.alarms + item_.rows + item_.alarms + spent.d1Rows;
     const commits = user_.commits + item_.commits;
     const breakdown =
-      `user: ${user_.commits} commits, ${user_.rows} rows, ${user_.alarms} alarms; ` +
-      `item: ${item_.commits} commits, ${item_.rows} rows, ${item_.alarms} alarms; D1: ${spent.d1Rows} rows; ` +
+      `user: ${user_.commits} commits, ${user_.rows} rows, ${user_.alarms} alarms set, ${user_.deletes} deleted; ` +
+      `item: ${item_.commits} commits, ${item_.rows} rows, ${item_.alarms} alarms set, ${item_.deletes} deleted; D1: ${spent.d1Rows} rows; ` +
       `${billed} billed rows and ${commits} commits in all`;
     // Each side counted its part: a bound met because a counter stopped counting would prove nothing.
     expect([user_.commits > 0, user_.rows > 0, item_.commits > 0, item_.rows > 0, spent.d1Rows > 0], breakdown).toEqual([true, true, true, true, true]);
     expect(billed, breakdown).toBeLessThanOrEqual(LONE_LIKE_BILLED_ROWS);
     expect(commits, breakdown).toBeLessThanOrEqual(LONE_LIKE_COMMITS);
+    // Each side's sweep let its alarm go itself, in the sweep's commit: left to the runtime, the deletion is a commit of its own.
+    expect([user_.deletes, item_.deletes], breakdown).toEqual([1, 1]);
   });
 });
