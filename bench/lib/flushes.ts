@@ -9,7 +9,7 @@
 // own, and a checkpoint copies an object's write-ahead log into its
 // database now and then. Each flush is traced at its start with its stack
 // and at its end, on the monotonic clock the bench's request times use.
-import { addCounts, type NativePart } from "./native";
+import { addCounts, tally, type NativePart } from "./part-counts";
 import { perfFrame } from "./perf-record";
 import type { Window } from "./recorder";
 
@@ -81,14 +81,14 @@ export function emptyFlushTally(): FlushTally {
  * the slowest answers).
  */
 export function tallyFlushes(flushes: readonly Flush[], eventLoops: ReadonlySet<number>, windows: readonly Window[]): FlushTally {
-  const tally = emptyFlushTally();
+  const counted = emptyFlushTally();
   for (const { pid, tid, from, to, cause } of flushes) {
-    tally.counts.set(cause, (tally.counts.get(cause) ?? 0) + 1);
+    tally(counted.counts, cause);
     if (tid !== pid || !eventLoops.has(pid)) continue;
-    tally.blockedMs += to - from;
-    for (const window of windows) tally.behindMs += Math.max(0, Math.min(to, window.to) - Math.max(from, window.from));
+    counted.blockedMs += to - from;
+    for (const window of windows) counted.behindMs += Math.max(0, Math.min(to, window.to) - Math.max(from, window.from));
   }
-  return tally;
+  return counted;
 }
 
 /** Adds one phase's tally into a side's running total. */

@@ -19,11 +19,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { workerdProcesses } from "./cpu";
 import { FLUSH_EVENTS, FLUSH_FIELDS, parseFlushes, tallyFlushes, type FlushTally } from "./flushes";
+import { sampleCount, tally, type NativeCounts, type NativePart } from "./part-counts";
 import { PerfRecord, perfFrame } from "./perf-record";
 import type { Window } from "./recorder";
-
-/** A part of a server's native CPU, and the frames that put a sample in it. */
-export type NativePart = { name: string; frames: RegExp };
 
 /** The proxy `wrangler dev` runs in front of the Worker: the workerd serving the server's own port. */
 export const PROXY = "wrangler dev's proxy (every request, every side)";
@@ -56,19 +54,6 @@ export const NATIVE_WORK: readonly NativePart[] = [
   { name: "JavaScript (V8)", frames: /^(Builtins_|v8::)/ },
 ];
 export const NATIVE_REST = "the runtime's other native work";
-
-/** Samples per part, for one server over the phases sampled. */
-export type NativeCounts = Map<string, number>;
-
-/** Adds `n` samples to a part. */
-function tally(counts: NativeCounts, part: string, n = 1): void {
-  counts.set(part, (counts.get(part) ?? 0) + n);
-}
-
-/** How many samples the counts hold in all. */
-export function sampleCount(counts: NativeCounts): number {
-  return [...counts.values()].reduce((a, b) => a + b, 0);
-}
 
 /** One sample: its process and thread, when it was taken (ms on the monotonic clock) and its frames, leaf first. */
 export type PerfSample = { pid: number; tid: number | null; at: number | null; frames: string[] };
@@ -220,11 +205,6 @@ export class NativeSampler {
     for (const { pid, frames } of samples) tally(counts, this.proxies.has(pid) ? PROXY : nativePart(frames));
     return { counts, behind: eventLoopBehind(samples, this.proxies, slowest), flushes: tallyFlushes(parseFlushes(flushed.value), this.eventLoops, slowest) };
   }
-}
-
-/** Adds one phase's counts into a side's running total. */
-export function addCounts(total: NativeCounts, phase: NativeCounts): void {
-  for (const [part, n] of phase) tally(total, part, n);
 }
 
 /** Every part's name, in the order the table prints them. */

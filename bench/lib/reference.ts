@@ -15,7 +15,8 @@ import type { RunContext } from "../scenarios/operations";
 import type { Scenario } from "../scenarios/index";
 import { alignedRows } from "./text-table";
 import { addFlushes, emptyFlushTally, FLUSH_ROWS, type FlushTally } from "./flushes";
-import { addCounts, NATIVE_ROWS, nativeMsPerRequest, NativeSampler, PROXY, SAMPLE_MS, sampleCount, type NativeCounts } from "./native";
+import { NATIVE_ROWS, nativeMsPerRequest, NativeSampler, PROXY, SAMPLE_MS } from "./native";
+import { addCounts, sampleCount, type NativeCounts } from "./part-counts";
 
 /** One side of the comparison: plaudit, or a reference Worker. */
 export type Contender = {
