@@ -128,7 +128,7 @@ export class ItemShard extends DurableObject<Env> {
     await this.#storage.runAlarm(async () => {
       await this.emitter.alarm();
       await this.#sweepReports();
-      // Nothing left to send or report: the alarm goes in the sweep's commit, not one of its own after the run.
+      // Once nothing is left to send or report, the alarm goes in this turn, with the sweep's commit if it made one, not in a transaction of the runtime's own after the run.
       this.#alarm.settle();
       scheduleFlush(this.env, this.ctx);
     });

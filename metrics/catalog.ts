@@ -38,7 +38,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_storage_rows_written_total: "SQLite rows written by Durable Objects (the cursors' rowsWritten; billed per row), by object kind.",
   plaudit_storage_alarms_set_total: "setAlarm calls by Durable Objects (each billed as a row written), by object kind.",
   plaudit_storage_alarms_deleted_total:
-    "deleteAlarm calls by Durable Objects (not billed), by object kind; one in an alarm's run, right after its last commit, takes the place of the runtime's own commit of the fired alarm's deletion.",
+    "deleteAlarm calls by Durable Objects (not billed), by object kind; one in an alarm's run takes the place of the runtime's own deletion of the fired alarm, and rides the commit of its turn when there is one.",
   plaudit_storage_alarms_run_total: "Alarms that fired in Durable Objects (each a billed request), by object kind.",
   plaudit_central_store_writes_total: "Conditional writes to the central store, by outcome (written, or stale: it already held something newer).",
   plaudit_central_store_calls_total:

@@ -149,7 +149,7 @@ export class ContractUser<E extends ContractEnv = ContractEnv> extends DurableOb
 
   override alarm(): void {
     this.ctx.storage.sql.exec("UPDATE state SET outbox = '[]'");
-    // In the write's turn, so in its commit: left to the runtime, the fired alarm's deletion after the handler is a commit of its own.
+    // In the write's turn, so in its commit: left to the runtime, the fired alarm's deletion after the handler is a transaction of its own.
     void this.ctx.storage.deleteAlarm();
     this.#outbox.clear();
     this.#alarmAt = null;

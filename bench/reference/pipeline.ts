@@ -110,7 +110,7 @@ export class PipelineItem extends DurableObject<PipelineEnv> {
       this.#storedAck = this.#heardAck;
     }
     if (this.#seq <= this.#storedAck) {
-      // In the acknowledgement's turn, so in its commit: left to the runtime, the fired alarm's deletion after the handler is a commit of its own.
+      // In the acknowledgement's turn, so in its commit when it made one: left to the runtime, the fired alarm's deletion after the handler is a transaction of its own.
       void this.ctx.storage.deleteAlarm();
       disarmed(this.ctx.id.toString());
       return;

@@ -115,11 +115,15 @@ export class MeteredStorage {
    * Runs an alarm handler. The alarm that fired counts as gone from the
    * start (`getAlarm` answers null while it runs), yet stays stored until
    * the handler returns. A handler that lets it go (`clearAlarm`, through
-   * `Alarm.settle`) right after its last commit deletes it in that commit's
+   * `Alarm.settle`) in the turn of a commit deletes it in that commit's
    * transaction (writes of one turn share one), where the runtime's own
-   * deletion after the handler would be a commit of its own. One set for
-   * later while the object started up inside this very run is still stored,
-   * so it is still known, and a settle clears it.
+   * deletion after the handler would be a transaction of its own; with no
+   * commit in its turn the deletion is one of its own, as the runtime's
+   * would be. A handler that deletes it and then throws is not retried (the
+   * runtime finds no alarm to retry), so a settle comes last, once no part
+   * needs the alarm. One set for later while the object started up inside
+   * this very run is still stored, so it is still known, and a settle
+   * clears it.
    */
   async runAlarm(handler: () => Promise<void>): Promise<void> {
     if (this.#alarmAt === null || this.#alarmAt <= Date.now()) {
@@ -136,6 +140,7 @@ export class MeteredStorage {
   }
 
   setAlarm(at: number): void {
+    this.#restoreOnRollback();
     this.#alarmAt = at;
     this.#runningStored = false;
     metrics.count("storage_alarms_set_total", { object: this.object });
@@ -148,11 +153,27 @@ export class MeteredStorage {
   /** An idle object keeps no alarm: nothing wakes it until its next write. */
   clearAlarm(): void {
     if (this.#alarmAt === null && !this.#runningStored) return;
+    this.#restoreOnRollback();
     this.#alarmAt = null;
     this.#runningStored = false;
     metrics.count("storage_alarms_deleted_total", { object: this.object });
     this.recorded();
     this.storage.deleteAlarm().catch((error: unknown) => log("warn", "delete_alarm_failed", { object: this.object, error: String(error) }));
+  }
+
+  /**
+   * Inside a commit the alarm's write is part of the transaction, and a
+   * rollback takes it back: what this instance knows of the alarm goes back
+   * with it, or it would count on an alarm that was never stored.
+   */
+  #restoreOnRollback(): void {
+    if (!this.inCommit) return;
+    const alarmAt = this.#alarmAt;
+    const runningStored = this.#runningStored;
+    this.onRollback(this, () => {
+      this.#alarmAt = alarmAt;
+      this.#runningStored = runningStored;
+    });
   }
 
   #exec(query: string, ...bindings: unknown[]) {

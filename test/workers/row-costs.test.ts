@@ -98,7 +98,7 @@ describe("what one like writes", () => {
     expect([user_.commits > 0, user_.rows > 0, item_.commits > 0, item_.rows > 0, spent.d1Rows > 0], breakdown).toEqual([true, true, true, true, true]);
     expect(billed, breakdown).toBeLessThanOrEqual(LONE_LIKE_BILLED_ROWS);
     expect(commits, breakdown).toBeLessThanOrEqual(LONE_LIKE_COMMITS);
-    // Each side's sweep let its alarm go itself, in the sweep's commit: left to the runtime, the deletion is a commit of its own.
+    // Each side's sweep deleted its alarm itself, once: it replaces the runtime's own deletion, a transaction no counter here sees.
     expect([user_.deletes, item_.deletes], breakdown).toEqual([1, 1]);
   });
 });
