@@ -22,8 +22,8 @@ export class MeteredStorage {
   #alarmAt: number | null = null;
   /**
    * The alarm that is running is still stored: the runtime deletes it after
-   * the handler returns, in a commit of its own, unless the handler set or
-   * deleted the alarm itself.
+   * the handler returns, in a transaction of its own, unless the handler set
+   * or deleted the alarm itself.
    */
   #runningStored = false;
   /** The query interface handed to code that runs inside `commit` (and to reads). */
