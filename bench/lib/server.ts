@@ -157,23 +157,46 @@ async function startWith(nodeArgs: string[], options: ServerOptions): Promise<Lo
   const devVars = join(stateDir, "bench.dev.vars");
   const vars = { AUTH_SECRET: secret, ...options.vars };
   writeFileSync(devVars, Object.entries(vars).map(([k, v]) => `${k}="${v}"\n`).join(""));
-  const port = await freePort();
-  return await launch(process.execPath, nodeArgs, {
-    cwd: options.root ?? root,
-    env: {
-      PLAUDIT_SCHEDULE: "off",
-      PLAUDIT_CENTRAL_STORE: "off",
-      ...options.env,
-      PLAUDIT_PORT: String(port),
-      PLAUDIT_STATE_DIR: join(stateDir, "wrangler"),
-      PLAUDIT_DEV_VARS: devVars,
-    },
-    port,
-    secret,
-    stateDir,
-    // The migrations and wrangler's build before the first answer: on a busy 2-core machine that can outlast a minute.
-    readyTimeoutMs: options.readyTimeoutMs ?? 180_000,
-  });
+  return await onFreePort((port) =>
+    launch(process.execPath, nodeArgs, {
+      cwd: options.root ?? root,
+      env: {
+        PLAUDIT_SCHEDULE: "off",
+        PLAUDIT_CENTRAL_STORE: "off",
+        ...options.env,
+        PLAUDIT_PORT: String(port),
+        PLAUDIT_STATE_DIR: join(stateDir, "wrangler"),
+        PLAUDIT_DEV_VARS: devVars,
+      },
+      port,
+      secret,
+      stateDir,
+      // The migrations and wrangler's build before the first answer: on a busy 2-core machine that can outlast a minute.
+      readyTimeoutMs: options.readyTimeoutMs ?? 180_000,
+    }),
+  );
+}
+
+/** Ports tried before a start that keeps finding its port taken fails. */
+export const PORT_ATTEMPTS = 3;
+
+/**
+ * Runs `start` on a port that was free when chosen. A port is chosen free
+ * and bound only later, by the server: in between another process (a
+ * server starting beside it, a runtime's ephemeral port) can take it, so a
+ * start that fails because its own port is taken is tried again on
+ * another, up to PORT_ATTEMPTS ports. Any other failure fails at once.
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>, choose: () => Promise<number> = freePort): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await choose();
+    try {
+      return await start(port);
+    } catch (error) {
+      const taken = (error as Error).message.includes(`Address already in use (127.0.0.1:${port})`);
+      if (!taken || attempt >= PORT_ATTEMPTS) throw error;
+    }
+  }
 }
 
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -197,10 +220,11 @@ export async function startReference(name: string, secret: string): Promise<Loca
     });
     if (migrate.status !== 0) throw new Error(`migrating the ${name} reference failed: ${migrate.stderr}`);
   }
-  const port = await freePort();
-  const args = ["dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist];
-  args.push("--var", `AUTH_SECRET:${secret}`, "--log-level", "warn", "--show-interactive-dev-session=false");
-  return await launch(wrangler, args, { env: quietWrangler, port, secret, stateDir, readyTimeoutMs: 60_000 });
+  return await onFreePort((port) => {
+    const args = ["dev", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist];
+    args.push("--var", `AUTH_SECRET:${secret}`, "--log-level", "warn", "--show-interactive-dev-session=false");
+    return launch(wrangler, args, { env: quietWrangler, port, secret, stateDir, readyTimeoutMs: 60_000 });
+  });
 }
 
 type Launch = { cwd?: string; env: Record<string, string>; port: number; secret: string; stateDir: string; readyTimeoutMs: number };
