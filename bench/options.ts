@@ -110,6 +110,10 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     console.error(`unknown scenario ${values.scenario}\n\n${USAGE}`);
     process.exit(2);
   }
+  if (values.references !== undefined && !values.reference) {
+    console.error(`--references chooses among the reference Workers --reference starts: it needs --reference\n\n${USAGE}`);
+    process.exit(2);
+  }
   const opts = {
     scenario,
     seconds: num("seconds", 1, 3600),
@@ -131,7 +135,7 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     secret: values.secret,
     start: values.start,
     reference: values.reference,
-    references: scenario.references,
+    references: chosenReferences(values.references, scenario.references, values.scenario),
     native: values.native,
     rounds: values.rounds === undefined ? (values.reference ? DEFAULT_ROUNDS : 1) : num("rounds", 1, 20),
     vars: serverVars(values.var),
@@ -142,11 +146,6 @@ export function options(argv: readonly string[] = process.argv.slice(2)) {
     console.error(`--rounds takes turns between plaudit and the reference Workers: it needs --reference\n\n${USAGE}`);
     process.exit(2);
   }
-  if (values.references !== undefined && !opts.reference) {
-    console.error(`--references chooses among the reference Workers --reference starts: it needs --reference\n\n${USAGE}`);
-    process.exit(2);
-  }
-  opts.references = chosenReferences(values.references, scenario.references, values.scenario);
   if (opts.native && !(opts.reference && opts.start)) {
     console.error(`--native samples the servers the bench starts, beside the reference Workers: it needs --start and --reference\n\n${USAGE}`);
     process.exit(2);
