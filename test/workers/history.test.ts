@@ -2,8 +2,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { zeroCounts } from "../../shared/counters";
 import { readHistory } from "../../workers/reads/history-reader";
-import { utcDay, writeHistory } from "../../workers/stores/item-history";
+import { historyWrites, utcDay } from "../../workers/stores/item-history";
 import { call, freshId, json, like, newUser, tokenFor, unlike } from "./helpers";
+import { sample, scrape } from "./metrics-exposition";
 import { d1Counts, deliver, headEmission, settled } from "./pipeline-helpers";
 
 const DAY = 86_400_000;
@@ -21,6 +22,12 @@ async function historyRows(item: string) {
 
 const snapshot = (seq: number, likes: number, views = 0) => ({ seq, counts: { ...zeroCounts(), likes, views } });
 
+/** The history's writes in a batch of their own, as of `now`: the snapshots that became their item's newest. */
+async function writeHistory(snapshots: Map<string, ReturnType<typeof snapshot>>, now: number) {
+  const writes = historyWrites(env.DB, snapshots, now);
+  return writes.newest(await env.DB.batch(writes.statements));
+}
+
 describe("daily history in D1", () => {
   it("keeps the newest snapshot of the day, and redelivered or stale snapshots change nothing", async () => {
     const item = key();
@@ -36,21 +43,36 @@ describe("daily history in D1", () => {
     expect(await historyRows(item)).toEqual(rows);
   });
 
+  it("writes a batch's counts, index rows and history in one D1 transaction per database", async () => {
+    const items = [key(), key(), key()];
+    const service = await tokenFor(freshId(), { role: "service" });
+    const batches = async () => sample(await scrape(service), "plaudit_d1_batches_total", { caller: "aggregator", database: "DB" });
+    const before = await batches();
+    const result = await deliver(items.map((item, i) => headEmission(item, { seq: 1, counts: { likes: i + 1 } })));
+    expect(result.retried).toEqual([]);
+    for (const [i, item] of items.entries()) {
+      expect(await d1Counts(item)).toMatchObject({ seq: 1, counts: { likes: i + 1 } });
+      expect(await historyRows(item)).toMatchObject([{ likes: i + 1, seq: 1 }]);
+    }
+    // Every item counts in DB here (one count database): one batch for the three items' counts, index rows and history.
+    expect((await batches()) - before).toBe(1);
+  });
+
   it("never writes a snapshot older than one an earlier day holds, so totals never go back, and says which it wrote", async () => {
     const item = key();
     const today = Date.now();
-    expect([...(await writeHistory(env, env.DB, new Map([[item, snapshot(9, 9)]]), today - DAY)).keys()]).toEqual([item]);
-    expect((await writeHistory(env, env.DB, new Map([[item, snapshot(8, 8)]]), today)).size).toBe(0);
-    expect((await writeHistory(env, env.DB, new Map([[item, snapshot(9, 9)]]), today)).size).toBe(0);
+    expect([...(await writeHistory(new Map([[item, snapshot(9, 9)]]), today - DAY)).keys()]).toEqual([item]);
+    expect((await writeHistory(new Map([[item, snapshot(8, 8)]]), today)).size).toBe(0);
+    expect((await writeHistory(new Map([[item, snapshot(9, 9)]]), today)).size).toBe(0);
     expect((await historyRows(item)).map((r) => [r.day, r.likes, r.seq])).toEqual([[utcDay(today - DAY), 9, 9]]);
   });
 
   it("answers each day's change as the difference of day-end totals, days without a row unchanged", async () => {
     const item = key();
     const now = Date.parse("2026-06-10T12:00:00Z");
-    await writeHistory(env, env.DB, new Map([[item, snapshot(1, 4, 10)]]), now - 5 * DAY);
-    await writeHistory(env, env.DB, new Map([[item, snapshot(2, 6, 15)]]), now - 2 * DAY);
-    await writeHistory(env, env.DB, new Map([[item, snapshot(3, 5, 21)]]), now);
+    await writeHistory(new Map([[item, snapshot(1, 4, 10)]]), now - 5 * DAY);
+    await writeHistory(new Map([[item, snapshot(2, 6, 15)]]), now - 2 * DAY);
+    await writeHistory(new Map([[item, snapshot(3, 5, 21)]]), now);
     const days = await readHistory(env, env.DB, item, 4, now);
     expect(days.map((d) => [d.date, d.likes, d.views, d.totals.likes, d.totals.views])).toEqual([
       ["2026-06-07", 0, 0, 4, 10],

@@ -3,8 +3,9 @@ import { scheduleFlush } from "../../metrics/flush";
 import { metrics } from "../../metrics/recorder";
 import type { CentralStore } from "../stores/central-store";
 import { centralStore } from "../stores/central-tables";
-import { writeSnapshots } from "../stores/item-counts";
-import { writeHistory } from "../stores/item-history";
+import { d1 } from "../stores/d1";
+import { snapshotWrites } from "../stores/item-counts";
+import { historyWrites } from "../stores/item-history";
 import { publishLive } from "./live-publish";
 import { countDatabaseFor, indexDatabaseFor, userIndexDatabaseFor } from "../stores/count-databases";
 import { countDatabaseAt, countLayout } from "../stores/count-layout";
@@ -21,7 +22,7 @@ const CENTRAL_CONCURRENCY = 16;
 /**
  * The regional aggregator: the `plaudit-events` consumer. Per batch it keeps
  * the newest snapshot per item and the newest version per edge, writes each D1
- * database's share in one batch and the central store with conditional writes, acknowledges each
+ * database's share (counts, index rows, history) in one batch and the central store with conditional writes, acknowledges each
  * emission back to its object (one call per object), then acks the queue
  * messages whose writes all succeeded and retries the rest. A message that
  * cannot be parsed is retried alone (and dead-lettered after max_retries):
@@ -96,9 +97,12 @@ export async function aggregate(batch: MessageBatch<unknown>, env: Env, ctx?: Ex
   await Promise.all(
     [...shares].map(async ([db, { counted, history, indexed, users }]) => {
       try {
-        await writeSnapshots(env, db, values(counted), { items: indexed.map(({ key }) => key), users: [...users.keys()] });
+        // The counts, the index rows and the history in one batch: one transaction, so one commit, per database.
+        const counts = snapshotWrites(db, values(counted), { items: indexed.map(({ key }) => key), users: [...users.keys()] });
+        const days = historyWrites(db, values(history));
+        const results = await d1(env, db, "aggregator").batch([...counts, ...days.statements]);
         for (const user of users.keys()) cache?.remember(userIndexKey(user), 1);
-        for (const [item, snapshot] of await writeHistory(env, db, values(history))) newest.set(item, snapshot);
+        for (const [item, snapshot] of days.newest(results.slice(counts.length))) newest.set(item, snapshot);
       } catch (error) {
         for (const planned of [...[...counted, ...history, ...indexed].map((entry) => entry.planned), ...[...users.values()].flat()]) fail(planned, error, "d1");
       }

@@ -62,6 +62,7 @@ export function d1(env: Env, db: D1Database, caller: string, timeoutMs?: number,
     async batch(statements: D1PreparedStatement[]): Promise<D1Result[]> {
       if (statements.length === 0) return [];
       const results = await call(() => db.batch(statements));
+      metrics.count("d1_batches_total", { caller, database });
       meter(results.map((result) => result.meta));
       return results;
     },

@@ -204,12 +204,25 @@ const USER_INDEX = "INSERT OR IGNORE INTO user_index (draw, user) VALUES (?, ?)"
 export type IndexRows = { items?: readonly string[]; users?: readonly string[] };
 
 /**
- * Writes one database's share of a batch in one `batch()` (one transaction):
- * the snapshots of the items it holds the counts of, and the index rows it
- * holds (items by default: those of the snapshots). Answers how many rows it
- * changed: a snapshot no newer than the stored one, or an index row already
- * there, changes none.
+ * The statements of one database's share of a batch: the snapshots of the
+ * items it holds the counts of, and the index rows it holds (items by
+ * default: those of the snapshots). A snapshot no newer than the stored
+ * one, or an index row already there, changes no row.
  */
+export function snapshotWrites(db: D1Database, snapshots: ReadonlyMap<string, CountSnapshot>, index: IndexRows = {}, now = Date.now()): D1PreparedStatement[] {
+  const upsert = db.prepare(UPSERT);
+  const items = db.prepare(INDEX);
+  const users = db.prepare(USER_INDEX);
+  return [
+    ...[...snapshots].map(([item, { seq, counts, at }]) =>
+      upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now, at ?? 0),
+    ),
+    ...(index.items ?? [...snapshots.keys()]).map((item) => items.bind(indexDraw(item), item)),
+    ...(index.users ?? []).map((user) => users.bind(userIndexDraw(user), user)),
+  ];
+}
+
+/** Writes one database's share (`snapshotWrites`) in one `batch()`, one transaction; answers how many rows it changed. */
 export async function writeSnapshots(
   env: Env,
   db: D1Database,
@@ -218,17 +231,7 @@ export async function writeSnapshots(
   now = Date.now(),
   caller = "aggregator",
 ): Promise<number> {
-  const upsert = db.prepare(UPSERT);
-  const items = db.prepare(INDEX);
-  const users = db.prepare(USER_INDEX);
-  const statements = [
-    ...[...snapshots].map(([item, { seq, counts, at }]) =>
-      upsert.bind(...splitItem(item), counts.likes, counts.views, counts.shares, counts.saves, seq, now, at ?? 0),
-    ),
-    ...(index.items ?? [...snapshots.keys()]).map((item) => items.bind(indexDraw(item), item)),
-    ...(index.users ?? []).map((user) => users.bind(userIndexDraw(user), user)),
-  ];
-  const results = await d1(env, db, caller).batch(statements);
+  const results = await d1(env, db, caller).batch(snapshotWrites(db, snapshots, index, now));
   return results.reduce((sum, result) => sum + (result.meta.changes ?? 0), 0);
 }
 

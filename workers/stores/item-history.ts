@@ -7,10 +7,17 @@ export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/** What writes each snapshot into its item's history, and reads back which it wrote. */
+export type HistoryWrites = {
+  statements: D1PreparedStatement[];
+  /** From those statements' results (in their order): the snapshots that became their item's newest, the ones worth publishing live. */
+  newest(results: readonly D1Result[]): Map<string, CountSnapshot>;
+};
+
 /**
- * Writes each snapshot into its item's row for today (UTC), in one batch, and
- * returns the snapshots that became their item's newest (the ones worth
- * publishing live).
+ * The statements that write each snapshot into its item's row for today
+ * (UTC), to run in the caller's batch (the aggregator's, beside the counts
+ * of the same database: one transaction, one commit).
  * A snapshot is written only when its sequence is newer than every row the
  * item has, today's or an earlier day's: a redelivered snapshot, or a late one
  * overtaken by a newer, changes nothing, so the rows' totals never go back in
@@ -18,13 +25,9 @@ export function utcDay(ms: number): string {
  * Takes the database to write, so a deployment that spreads items over
  * several D1 databases routes each item's history with its counts.
  */
-export async function writeHistory(
-  env: Env,
-  db: D1Database,
-  snapshots: ReadonlyMap<string, CountSnapshot>,
-  now = Date.now(),
-): Promise<Map<string, CountSnapshot>> {
-  if (snapshots.size === 0) return new Map();
+export function historyWrites(db: D1Database, snapshots: ReadonlyMap<string, CountSnapshot>, now = Date.now()): HistoryWrites {
+  const entries = [...snapshots];
+  if (entries.length === 0) return { statements: [], newest: () => new Map() };
   const statement = db.prepare(
     `INSERT INTO item_history (item_type, item_id, day, likes, saves, views, shares, unique_viewers, seq, updated_at)
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
@@ -34,14 +37,13 @@ export async function writeHistory(
            unique_viewers = excluded.unique_viewers, seq = excluded.seq, updated_at = excluded.updated_at`,
   );
   const day = utcDay(now);
-  const entries = [...snapshots];
-  const results = await d1(env, db, "aggregator").batch(
-    entries.map(([item, { seq, counts, unique_viewers }]) => {
+  return {
+    statements: entries.map(([item, { seq, counts, unique_viewers }]) => {
       const [type, id] = splitItem(item);
       return statement.bind(type, id, day, counts.likes, counts.saves, counts.views, counts.shares, unique_viewers ?? null, seq, now);
     }),
-  );
-  return new Map(entries.filter((_, i) => (results[i]?.meta.changes ?? 0) > 0));
+    newest: (results) => new Map(entries.filter((_, i) => (results[i]?.meta.changes ?? 0) > 0)),
+  };
 }
 
 /** A day's row of an item's history: its end-of-day totals. */
