@@ -27,7 +27,7 @@ import { seedLike } from "./scenarios/index";
 import { diff, plus, readCosts, perRequest, ZERO_COSTS, type ReadCosts } from "./lib/costs";
 import { probeLag } from "./lib/lag";
 import { runWorkers, timedPhase } from "./lib/phase";
-import { behindRows, flushRows, nativeRows, phaseSummary, PLAUDIT, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
+import { behindRows, flushRows, nativeRows, phaseSummary, PLAUDIT, pooledRows, referenceContenders, referenceRows, referenceTable, runRounds, startReferences, yardstickRows, type Contender, type ReferenceComparison, type StartedReference } from "./lib/reference";
 import { NativeSampler } from "./lib/native";
 import { isScenarioRun, options, type Options } from "./options";
 import { awaitQuiet, costsBetween, costsTable, delta, scrapeMetrics, settledMetrics, untilSwept, watchIdle } from "./lib/write-costs";
@@ -285,6 +285,8 @@ async function run(
     saveFigure(reference ? referenceFigure(opts.figure, run, referenceRows(reference)) : runFigure(opts.figure, { ...run, summary }));
     const ladder = reference ? yardstickRows(reference) : [];
     if (ladder.length > 0) saveFigure(referenceFigure(`${opts.figure}-yardstick`, run, ladder, 1));
+    const pooled = reference ? pooledRows(reference) : [];
+    if (pooled.length > 0) saveFigure(referenceFigure(`${opts.figure}-pooled`, run, pooled, 1));
     const native = reference ? nativeRows(reference) : [];
     if (native.length > 0) saveFigure(referenceFigure(`${opts.figure}-native`, run, native, 1));
     const behind = reference ? behindRows(reference) : [];

@@ -191,7 +191,7 @@ export function referenceFigure(figure: string, run: { argv: readonly string[]; 
  */
 export function costsFigure(costs: Costs, criticalPath: CriticalPath, idle: IdleWatch | null): { columns: FigureColumn[]; rows: FigureCell[][] } {
   const p = costs.perLike;
-  const [user, head, child] = (["user_likes", "item_counter", "item_shard"] as const).map((kind) => costs.byObject[kind] ?? { commits: 0, rowsWritten: 0, alarmsSet: 0 });
+  const [user, head, child] = (["user_likes", "item_counter", "item_shard"] as const).map((kind) => costs.byObject[kind] ?? { commits: 0, rowsWritten: 0, alarmsSet: 0, alarmsDeleted: 0 });
   const objects = [user!, head!, child!];
   const verdict = (value: number, goal: number) => `at most ${goal}: ${value <= goal ? "met" : "not met"}`;
   const total = (name: string, value: number, goal: string | null = null): FigureCell[] => [name, null, null, null, value, goal];
@@ -209,6 +209,7 @@ export function costsFigure(costs: Costs, criticalPath: CriticalPath, idle: Idle
       ["storage commits", ...objects.map((o) => o.commits), p.commits, verdict(p.commits, WRITE_GOALS.commits)],
       ["rows written", ...objects.map((o) => o.rowsWritten), p.rowsWritten, null],
       ["alarms set", ...objects.map((o) => o.alarmsSet), p.alarmsSet, null],
+      ...(p.alarmsDeleted === undefined ? [] : [["alarms deleted (not billed)", ...objects.map((o) => o.alarmsDeleted ?? 0), p.alarmsDeleted, null]]),
       ["billed object rows (rows written + alarms set)", ...objects.map((o) => Math.round((o.rowsWritten + o.alarmsSet) * 100) / 100), p.billedRows, null],
       total("D1 rows written", p.d1RowsWritten),
       total("billed rows, objects and D1 together", billedWithD1(costs), verdict(billedWithD1(costs), WRITE_GOALS.billedRows)),

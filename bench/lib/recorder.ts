@@ -9,8 +9,12 @@ export type Percentiles = { p50: number; p90: number; p99: number; p999: number;
 
 export const PERCENTILES = [50, 75, 90, 95, 99, 99.9, 100] as const;
 
-/** The index of the `p`th percentile in a sorted list of `n`. */
-const rankOf = (n: number, p: number) => Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1));
+/**
+ * The index of the `p`th percentile (nearest rank) in a sorted list of `n`.
+ * The product is rounded off to a millionth before its ceiling: 0.999 * 2000
+ * is 1998.0000000000002 in floating point, which would take the 1,999th.
+ */
+const rankOf = (n: number, p: number) => Math.min(n - 1, Math.max(0, Math.ceil(Math.round((p / 100) * n * 1e6) / 1e6) - 1));
 
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -99,6 +103,11 @@ export class Recorder {
     const sorted = [...this.#answers].sort((a, b) => a.ms - b.ms);
     if (sorted.length === 0) return [];
     return sorted.slice(rankOf(sorted.length, p)).map(({ ms, at }) => ({ from: at - ms, to: at }));
+  }
+
+  /** Every answered request's latency in ms, every operation together, in the order they were answered. */
+  latencies(): number[] {
+    return this.#answers.map(({ ms }) => ms);
   }
 
   errorCount(): number {

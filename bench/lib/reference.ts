@@ -9,7 +9,7 @@ import { workerdCpuMs } from "./cpu";
 import { HttpClient } from "./http";
 import { LikeModel } from "./model";
 import { timedPhase } from "./phase";
-import type { Recorder, Summary, Window } from "./recorder";
+import { percentile, type Recorder, type Summary, type Window } from "./recorder";
 import { startReference, type LocalServer } from "./server";
 import type { RunContext } from "../scenarios/operations";
 import type { Scenario } from "../scenarios/index";
@@ -42,15 +42,36 @@ export type Contender = {
   native?(): Promise<Pick<NativeSampler, "stop">>;
 };
 
-/** A timed phase's summary, and the spans of its answers at or past its p99, found only when `--native` looks behind them. */
-export type PhaseSummary = Summary & { slowest?: () => Window[] };
+/**
+ * A timed phase's summary; the spans of its answers at or past its p99,
+ * found only when `--native` looks behind them; and its answers' latencies,
+ * pooled with the side's other phases.
+ */
+export type PhaseSummary = Summary & { slowest?: () => Window[]; latencies?: () => number[] };
 
 /** The answers at or past this percentile are those `--native` looks behind. */
 const SLOWEST_FROM = 99;
 
 /** What a side's timed phase answers, from the phase's own recorder. */
 export function phaseSummary(recorder: Recorder, seconds: number): PhaseSummary {
-  return { ...recorder.summary(seconds), slowest: () => recorder.slowest(SLOWEST_FROM) };
+  return { ...recorder.summary(seconds), slowest: () => recorder.slowest(SLOWEST_FROM), latencies: () => recorder.latencies() };
+}
+
+/**
+ * One Worker's answers of every round taken together: a percentile over
+ * all of them. A round's p99 is its few slowest answers (four of 400 at 40
+ * likes a second for 10 s), so it swings from round to round; over twenty
+ * rounds it is the slowest eighty.
+ */
+export type PooledLatency = { name: string; answers: number; p50: number; p99: number; p999: number };
+
+/** Each side's answers over all its phases, as percentiles. */
+export function pooledLatencies(bySide: ReadonlyMap<string, readonly number[]>): PooledLatency[] {
+  return [...bySide].map(([name, latencies]) => {
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const at = (p: number) => round2(percentile(sorted, p));
+    return { name, answers: sorted.length, p50: at(50), p99: at(99), p999: at(99.9) };
+  });
 }
 
 /** With --native: what a Worker's event loop did while its slowest answers were on their way, over all its phases. */
@@ -84,6 +105,8 @@ export type ReferenceComparison = {
   behind?: Map<string, Behind>;
   /** With --native: each Worker's disk flushes. */
   flushes?: Map<string, SideFlushes>;
+  /** Each Worker's answers over all its phases, when its phases kept their latencies. */
+  pooled?: PooledLatency[];
 };
 
 export const PLAUDIT = "plaudit";
@@ -201,6 +224,7 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
   const native = new Map<string, NativeCounts>();
   const behind = new Map<string, Behind>();
   const flushes = new Map<string, SideFlushes>();
+  const latencies = new Map<string, number[]>();
   for (let round = 1; round <= rounds; round++) {
     for (const side of roundOrder(round, [plaudit, ...references])) {
       console.error(`round ${round}/${rounds}: ${workerLabel(side.name)}...`);
@@ -210,6 +234,7 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
       const cpuBefore = side.cpuMs?.() ?? null;
       let total: Summary["total"];
       let slowest: PhaseSummary["slowest"];
+      let answered: PhaseSummary["latencies"];
       let cpuAfter: number | null;
       const endSpan = async () => {
         const cpu = side.cpuMs?.() ?? null;
@@ -230,7 +255,7 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
         return cpu;
       };
       try {
-        ({ total, slowest } = await side.phase());
+        ({ total, slowest, latencies: answered } = await side.phase());
         // After a warm-up the phase's own tail is left out, as the warm-up's ran into it; without
         // one, each phase's CPU is measured to the end of its tail, the last phase's too.
         if (side.warmUp) {
@@ -246,9 +271,18 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
       }
       const cpuMsPerRequest = cpuBefore === null || cpuAfter === null || total.count === 0 ? null : round2((cpuAfter - cpuBefore) / total.count);
       runs.push({ round, name: side.name, opsPerSecond: total.opsPerSecond, p50: total.p50, p99: total.p99, errors: total.errors, cpuMsPerRequest });
+      if (answered) {
+        const pool = sideEntry(latencies, side.name, () => []);
+        // One at a time: a long run's answers are too many to pass as arguments.
+        for (const ms of answered()) pool.push(ms);
+      }
     }
   }
-  return { ...compare(runs, rounds), ...(native.size > 0 ? { native, behind, flushes } : {}) };
+  return {
+    ...compare(runs, rounds),
+    ...(native.size > 0 ? { native, behind, flushes } : {}),
+    ...(latencies.size > 0 ? { pooled: pooledLatencies(latencies) } : {}),
+  };
 }
 
 /** One side's figures over another's in each round both ran (CPU null where either lacks it). */
@@ -361,6 +395,24 @@ export function yardstickRows(comparison: ReferenceComparison): string[][] {
   return [header, ...rows];
 }
 
+/**
+ * Each Worker's answers of every round pooled, references in the order they
+ * ran and plaudit last, each percentile also over the like reference's
+ * pooled one; empty without the like reference or without latencies.
+ */
+export function pooledRows(comparison: ReferenceComparison): string[][] {
+  const pooled = comparison.pooled ?? [];
+  const base = pooled.find((side) => side.name === YARDSTICK);
+  if (!base) return [];
+  const over = (value: number, of: number) => times(of === 0 ? null : round2(value / of));
+  const header = ["worker", "answers", "p50 ms", "p99 ms", "p99.9 ms", `over ${YARDSTICK}: p50`, `over ${YARDSTICK}: p99`, `over ${YARDSTICK}: p99.9`];
+  const rows = plauditLast(pooled.map((side) => side.name)).map((name) => {
+    const side = pooled.find((p) => p.name === name)!;
+    return [workerLabel(name), String(side.answers), String(side.p50), String(side.p99), String(side.p999), over(side.p50, base.p50), over(side.p99, base.p99), over(side.p999, base.p999)];
+  });
+  return [header, ...rows];
+}
+
 /** Table columns: the references in the order they ran, plaudit last. */
 function plauditLast(names: Iterable<string>): string[] {
   const all = [...names];
@@ -446,11 +498,13 @@ export function medianLine(comparison: ReferenceComparison): string {
 
 export function referenceTable(comparison: ReferenceComparison): string {
   const ladder = yardstickRows(comparison);
+  const pooled = pooledRows(comparison);
   return [
     `reference Workers, ${comparison.rounds} interleaved rounds (MEDIAN rows: each column's own median over the rounds):`,
     ...alignedRows(referenceRows(comparison), 2),
     medianLine(comparison),
     ...(ladder.length > 0 ? ["", `against the one-commit like (medians over the rounds of each round's ratio):`, ...alignedRows(ladder)] : []),
+    ...(pooled.length > 0 ? ["", `every round's answers taken together, per Worker (a percentile over all of them swings less than a round's):`, ...alignedRows(pooled)] : []),
     ...(comparison.native ? ["", "where each Worker's CPU went, from native samples over all its phases (sampling slows every side: quote no latency from this run):", ...alignedRows(nativeRows(comparison))] : []),
     ...(comparison.behind ? ["", "what each Worker's event loop did while its slowest answers were on their way:", ...alignedRows(behindRows(comparison))] : []),
     ...(comparison.flushes ? ["", "each Worker's flushes to disk, and its event loop blocked in them (off the CPU, so in no sample above):", ...alignedRows(flushRows(comparison))] : []),

@@ -119,6 +119,12 @@ export type Costs = {
     commits: number;
     rowsWritten: number;
     alarmsSet: number;
+    /**
+     * Not billed; a deletion in a sweep's turn rides the sweep's commit, one
+     * left to the runtime is a commit of its own. Absent from reports of runs
+     * before it was counted.
+     */
+    alarmsDeleted?: number;
     /** Rows written and alarms set together: what the platform bills as rows. */
     billedRows: number;
     objectCalls: number;
@@ -128,8 +134,8 @@ export type Costs = {
     d1RowsWritten: number;
     centralStoreWrites: number;
   };
-  /** Commits, rows written and alarms set per like, by object kind. */
-  byObject: Record<string, { commits: number; rowsWritten: number; alarmsSet: number }>;
+  /** Commits, rows written, alarms set and deleted per like, by object kind. */
+  byObject: Record<string, { commits: number; rowsWritten: number; alarmsSet: number; alarmsDeleted?: number }>;
 };
 
 /** `changes`: the denominator when the changes did not come through the like route (an import's applied edges). */
@@ -145,6 +151,7 @@ export function costsBetween(before: Samples, after: Samples, changes?: number):
       commits: per(delta(before, after, "plaudit_storage_commits_total", { object })),
       rowsWritten: per(delta(before, after, "plaudit_storage_rows_written_total", { object })),
       alarmsSet: per(delta(before, after, "plaudit_storage_alarms_set_total", { object })),
+      alarmsDeleted: per(delta(before, after, "plaudit_storage_alarms_deleted_total", { object })),
     };
   }
   const rowsWritten = delta(before, after, "plaudit_storage_rows_written_total");
@@ -155,6 +162,7 @@ export function costsBetween(before: Samples, after: Samples, changes?: number):
       commits: per(delta(before, after, "plaudit_storage_commits_total")),
       rowsWritten: per(rowsWritten),
       alarmsSet: per(alarmsSet),
+      alarmsDeleted: per(delta(before, after, "plaudit_storage_alarms_deleted_total")),
       billedRows: per(rowsWritten + alarmsSet),
       objectCalls: per(delta(before, after, "plaudit_object_calls_total")),
       queueMessages: per(delta(before, after, "plaudit_queue_messages_total", { event: "sent" })),
@@ -200,11 +208,12 @@ export function costsTable(costs: Costs, idle: IdleWatch | null, goals = false):
   const p = costs.perLike;
   const lines = [
     `per like (${costs.likes} likes and unlikes that changed state): ${p.commits} commits, ${p.rowsWritten} rows written + ` +
-      `${p.alarmsSet} alarms set = ${p.billedRows} billed rows; ${p.objectCalls} object calls, ${p.queueMessages} queue messages, ` +
+      `${p.alarmsSet} alarms set = ${p.billedRows} billed rows${p.alarmsDeleted === undefined ? "" : ` (${p.alarmsDeleted} alarms deleted, not billed)`}; ${p.objectCalls} object calls, ${p.queueMessages} queue messages, ` +
       `${p.d1RowsWritten} D1 rows (${billedWithD1(costs)} billed rows, objects and D1 together), ` +
       `${p.centralStoreWrites} central-store writes`,
     ...Object.entries(costs.byObject).map(
-      ([object, c]) => `  ${object}: ${c.commits} commits, ${c.rowsWritten} rows written, ${c.alarmsSet} alarms set per like`,
+      ([object, c]) =>
+        `  ${object}: ${c.commits} commits, ${c.rowsWritten} rows written, ${c.alarmsSet} alarms set${c.alarmsDeleted === undefined ? "" : `, ${c.alarmsDeleted} deleted`} per like`,
     ),
   ];
   if (goals) {

@@ -125,6 +125,7 @@ describe("the costs figure of a write run", () => {
       commits: 2.97,
       rowsWritten: 8.21,
       alarmsSet: 1.14,
+      alarmsDeleted: 1.02,
       billedRows: 9.35,
       objectCalls: 2.98,
       queueMessages: 0.42,
@@ -133,9 +134,9 @@ describe("the costs figure of a write run", () => {
       centralStoreWrites: 0,
     },
     byObject: {
-      user_likes: { commits: 2.1, rowsWritten: 5.15, alarmsSet: 0.81 },
-      item_counter: { commits: 0.88, rowsWritten: 3.06, alarmsSet: 0.33 },
-      item_shard: { commits: 0, rowsWritten: 0, alarmsSet: 0 },
+      user_likes: { commits: 2.1, rowsWritten: 5.15, alarmsSet: 0.81, alarmsDeleted: 0.7 },
+      item_counter: { commits: 0.88, rowsWritten: 3.06, alarmsSet: 0.33, alarmsDeleted: 0.32 },
+      item_shard: { commits: 0, rowsWritten: 0, alarmsSet: 0, alarmsDeleted: 0 },
     },
   };
   const result = {
@@ -154,11 +155,15 @@ describe("the costs figure of a write run", () => {
     const table = renderFigure(report);
     expect(table).toContain("| per like, over 1,269 likes and unlikes that changed an edge | user objects | item heads | item children | all | goal |");
     expect(table).toContain("| storage commits | 2.10 | 0.88 | 0.00 | 2.97 | at most 1.6: not met |");
+    expect(table).toContain("| alarms deleted (not billed) | 0.70 | 0.32 | 0.00 | 1.02 |  |");
     expect(table).toContain("| billed object rows (rows written + alarms set) | 5.96 | 3.39 | 0.00 | 9.35 |  |");
     expect(table).toContain("| billed rows, objects and D1 together |  |  |  | 11.05 | at most 6: not met |");
     expect(table).toContain("(1,128 requests, each phase's first second left out) |  |  |  | 24.02 | at most 1: not met |");
     expect(table).toContain("whose settings a first answer must read (200) |  |  |  | 17.73 |  |");
     expect(table).not.toContain("idle");
+    // A report of a run before deletions were counted has no such row, rather than one of zeros.
+    const { alarmsDeleted: _, ...uncounted } = costs.perLike;
+    expect(renderFigure(costsReportOf({ ...result, costs: { ...costs, perLike: uncounted } }, sample))).not.toContain("alarms deleted");
   });
 
   it("shows the idle watch when the run kept one, and a goal met as met", () => {

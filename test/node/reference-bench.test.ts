@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { options } from "../../bench/options";
-import { compare, median, roundOrder, runRounds, yardstickRows, type Contender, type PhaseRun } from "../../bench/lib/reference";
+import { compare, median, phaseSummary, pooledRows, roundOrder, runRounds, yardstickRows, type Contender, type PhaseRun } from "../../bench/lib/reference";
 import { feedBatches } from "../../bench/scenarios/operations";
 import { monotonicMs, Recorder, type Window } from "../../bench/lib/recorder";
 
@@ -208,6 +208,41 @@ describe("the rounds of --reference", () => {
     const withCpu = yardstickRows(compare(runs.map((r) => (r.cpuMsPerRequest === null ? { ...r, cpuMsPerRequest: 5 } : r)), 3));
     expect(withCpu[4]![6]).toBe("2.4x");
     expect(yardstickRows(compare(runs.filter((r) => r.name !== "like"), 3))).toEqual([]);
+  });
+
+  it("pools each Worker's answers over its rounds, and sets each percentile over the like reference's pooled one", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    // A phase's answers: `from` to `to` ms, one each, with an error the percentiles leave out.
+    const answers = (from: number, to: number) => {
+      const recorder = new Recorder();
+      for (let ms = from; ms <= to; ms++) recorder.record("like", ms, "ok");
+      recorder.record("like", 100_000, "error", "reset");
+      return phaseSummary(recorder, 10);
+    };
+    const phases: Record<string, [number, number][]> = {
+      plaudit: [[1, 1_000], [1_001, 2_000]],
+      like: [[1, 500], [501, 1_000]],
+      "front-pipeline": [[2, 1_001], [1_002, 2_001]],
+    };
+    const side = (name: string): Contender => {
+      const left = [...phases[name]!];
+      return { name, phase: async () => answers(...left.shift()!) };
+    };
+    const comparison = await runRounds(side("plaudit"), [side("like"), side("front-pipeline")], 2);
+    // Plaudit's 2,000 answers together: the p99 is the 1,980th, which no one round's p99 (990, 1,990) is.
+    expect(comparison.pooled).toEqual([
+      { name: "plaudit", answers: 2_000, p50: 1_000, p99: 1_980, p999: 1_998 },
+      { name: "like", answers: 1_000, p50: 500, p99: 990, p999: 999 },
+      { name: "front-pipeline", answers: 2_000, p50: 1_001, p99: 1_981, p999: 1_999 },
+    ]);
+    expect(pooledRows(comparison)).toEqual([
+      ["worker", "answers", "p50 ms", "p99 ms", "p99.9 ms", "over like: p50", "over like: p99", "over like: p99.9"],
+      ["reference like", "1000", "500", "990", "999", "1x", "1x", "1x"],
+      ["reference front-pipeline", "2000", "1001", "1981", "1999", "2x", "2x", "2x"],
+      ["plaudit", "2000", "1000", "1980", "1998", "2x", "2x", "2x"],
+    ]);
+    expect(pooledRows({ ...comparison, pooled: comparison.pooled!.filter((p) => p.name !== "like") })).toEqual([]);
+    expect(pooledRows(compare(comparison.runs, 2))).toEqual([]);
   });
 
   it("reports plaudit's rounds as one recorder: every request, error and wrong answer counts", () => {
