@@ -18,7 +18,7 @@ export const METRIC_HELP: Readonly<Record<string, string>> = {
     "Item count reads by result: a hit names the cache tier that answered; a miss went to the regional store (D1).",
   plaudit_object_calls_total: "Calls to Durable Objects (RPC or fetch), by caller (route, job or object) and object class.",
   plaudit_d1_queries_total: "D1 statements run, by caller (route or job).",
-  plaudit_d1_batches_total: "D1 batch() calls (each one transaction, so one commit, and one round trip), by caller and database.",
+  plaudit_d1_batches_total: "D1 batch() calls that succeeded (each one transaction, so one commit), by caller and database.",
   plaudit_d1_rows_read_total: "Rows D1 read, from its result meta, by caller.",
   plaudit_d1_rows_written_total: "Rows D1 wrote, from its result meta, by caller.",
   plaudit_store_round_trips_total: "Requests a count read made to a store (store: d1 or central), by caller; a feed makes at most 2.",

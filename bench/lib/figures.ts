@@ -212,6 +212,7 @@ export function costsFigure(costs: Costs, criticalPath: CriticalPath, idle: Idle
       ...(p.alarmsDeleted === undefined ? [] : [["alarms deleted (not billed)", ...objects.map((o) => o.alarmsDeleted ?? 0), p.alarmsDeleted, null]]),
       ["billed object rows (rows written + alarms set)", ...objects.map((o) => Math.round((o.rowsWritten + o.alarmsSet) * 100) / 100), p.billedRows, null],
       total("D1 rows written", p.d1RowsWritten),
+      ...(p.d1Batches === undefined ? [] : [total("D1 batches (each one transaction and one round trip)", p.d1Batches)]),
       total("billed rows, objects and D1 together", billedWithD1(costs), verdict(billedWithD1(costs), WRITE_GOALS.billedRows)),
       total("object calls", p.objectCalls),
       total("queue messages sent", p.queueMessages),

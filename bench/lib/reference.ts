@@ -59,9 +59,9 @@ export function phaseSummary(recorder: Recorder, seconds: number): PhaseSummary 
 
 /**
  * One Worker's answers of every round taken together: a percentile over
- * all of them. A round's p99 is its few slowest answers (four of 400 at 40
- * likes a second for 10 s), so it swings from round to round; over twenty
- * rounds it is the slowest eighty.
+ * all of them. A round's p99 is the fifth slowest of its answers (of 400 at
+ * 40 likes a second for 10 s), so it swings from round to round; over
+ * twenty rounds' it is the edge of the slowest eighty.
  */
 export type PooledLatency = { name: string; answers: number; p50: number; p99: number; p999: number };
 

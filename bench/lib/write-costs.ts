@@ -131,6 +131,8 @@ export type Costs = {
     queueMessages: number;
     /** D1 statements the aggregator ran for the likes' snapshots (each one billed row or more). */
     d1Queries: number;
+    /** D1 batch() calls: each one transaction (one commit) and one round trip. Absent from reports of runs before they were counted. */
+    d1Batches?: number;
     d1RowsWritten: number;
     centralStoreWrites: number;
   };
@@ -167,6 +169,7 @@ export function costsBetween(before: Samples, after: Samples, changes?: number):
       objectCalls: per(delta(before, after, "plaudit_object_calls_total")),
       queueMessages: per(delta(before, after, "plaudit_queue_messages_total", { event: "sent" })),
       d1Queries: per(delta(before, after, "plaudit_d1_queries_total")),
+      d1Batches: per(delta(before, after, "plaudit_d1_batches_total")),
       d1RowsWritten: per(delta(before, after, "plaudit_d1_rows_written_total")),
       centralStoreWrites: per(delta(before, after, "plaudit_central_store_writes_total")),
     },
@@ -209,7 +212,7 @@ export function costsTable(costs: Costs, idle: IdleWatch | null, goals = false):
   const lines = [
     `per like (${costs.likes} likes and unlikes that changed state): ${p.commits} commits, ${p.rowsWritten} rows written + ` +
       `${p.alarmsSet} alarms set = ${p.billedRows} billed rows${p.alarmsDeleted === undefined ? "" : ` (${p.alarmsDeleted} alarms deleted, not billed)`}; ${p.objectCalls} object calls, ${p.queueMessages} queue messages, ` +
-      `${p.d1RowsWritten} D1 rows (${billedWithD1(costs)} billed rows, objects and D1 together), ` +
+      `${p.d1RowsWritten} D1 rows (${billedWithD1(costs)} billed rows, objects and D1 together)${p.d1Batches === undefined ? "" : ` in ${p.d1Batches} D1 batches`}, ` +
       `${p.centralStoreWrites} central-store writes`,
     ...Object.entries(costs.byObject).map(
       ([object, c]) =>

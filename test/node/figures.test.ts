@@ -130,6 +130,7 @@ describe("the costs figure of a write run", () => {
       objectCalls: 2.98,
       queueMessages: 0.42,
       d1Queries: 2.71,
+      d1Batches: 0.04,
       d1RowsWritten: 1.7,
       centralStoreWrites: 0,
     },
@@ -157,13 +158,16 @@ describe("the costs figure of a write run", () => {
     expect(table).toContain("| storage commits | 2.10 | 0.88 | 0.00 | 2.97 | at most 1.6: not met |");
     expect(table).toContain("| alarms deleted (not billed) | 0.70 | 0.32 | 0.00 | 1.02 |  |");
     expect(table).toContain("| billed object rows (rows written + alarms set) | 5.96 | 3.39 | 0.00 | 9.35 |  |");
+    expect(table).toContain("| D1 batches (each one transaction and one round trip) |  |  |  | 0.04 |  |");
     expect(table).toContain("| billed rows, objects and D1 together |  |  |  | 11.05 | at most 6: not met |");
     expect(table).toContain("(1,128 requests, each phase's first second left out) |  |  |  | 24.02 | at most 1: not met |");
     expect(table).toContain("whose settings a first answer must read (200) |  |  |  | 17.73 |  |");
     expect(table).not.toContain("idle");
-    // A report of a run before deletions were counted has no such row, rather than one of zeros.
-    const { alarmsDeleted: _, ...uncounted } = costs.perLike;
-    expect(renderFigure(costsReportOf({ ...result, costs: { ...costs, perLike: uncounted } }, sample))).not.toContain("alarms deleted");
+    // A report of a run before deletions and D1 batches were counted has no such rows, rather than rows of zeros.
+    const { alarmsDeleted: _, d1Batches: __, ...uncounted } = costs.perLike;
+    const before = renderFigure(costsReportOf({ ...result, costs: { ...costs, perLike: uncounted } }, sample));
+    expect(before).not.toContain("alarms deleted");
+    expect(before).not.toContain("D1 batches");
   });
 
   it("shows the idle watch when the run kept one, and a goal met as met", () => {

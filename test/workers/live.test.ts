@@ -6,6 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { LiveServerMessage } from "../../shared/live";
 import { UNKNOWN_ITEM } from "../../shared/privacy";
 import { call, fetchWorker, freshId, json } from "./helpers";
+import { historyWrites } from "../../workers/stores/item-history";
 import { deliver, headEmission } from "./pipeline-helpers";
 
 type Socket = { ws: WebSocket; messages: LiveServerMessage[]; next(type: LiveServerMessage["type"]): Promise<LiveServerMessage> };
@@ -69,6 +70,19 @@ describe("GET /v1/live", () => {
       counts: { [a]: { likes: 2, views: 0, shares: 0, saves: 0 }, [b]: { likes: 0, views: 7, shares: 0, saves: 0 } },
     });
     expect(Object.keys((message as { counts: object }).counts)).toHaveLength(2);
+    socket.ws.close(1000);
+  });
+
+  it("sends only the items whose history took the batch's snapshot: one older than its history is not sent", async () => {
+    const [behind, fresh] = [`post:${freshId()}`, `post:${freshId()}`];
+    // The day before, a newer snapshot of `behind` reached its history (its counts row is still missing, so its count write below takes).
+    const earlier = historyWrites(env.DB, new Map([[behind, { seq: 9, counts: { likes: 9, views: 0, shares: 0, saves: 0 } }]]), Date.now() - 86_400_000);
+    await env.DB.batch(earlier.statements);
+    const socket = await watching([behind, fresh]);
+    await deliver([headEmission(behind, { seq: 5, counts: { likes: 5 } }), headEmission(fresh, { seq: 1, counts: { likes: 1 } })]);
+    const message = await socket.next("counts");
+    expect(message).toMatchObject({ counts: { [fresh]: { likes: 1, views: 0, shares: 0, saves: 0 } } });
+    expect(Object.keys((message as { counts: object }).counts)).toEqual([fresh]);
     socket.ws.close(1000);
   });
 

@@ -63,7 +63,7 @@ describe("reads check each item for the viewer", () => {
     const items = Array.from({ length: 20 }, () => freshId());
     const secret = items[3]!;
     const db = countDatabaseFor(env, `post:${secret}`);
-    await writeSnapshots(env, db, new Map([[`post:${secret}`, { seq: 1, counts: { ...zeroCounts(), likes: 3 } }]]), { items: [] }, Date.now());
+    await writeSnapshots(env, db, new Map([[`post:${secret}`, { seq: 1, counts: { ...zeroCounts(), likes: 3 } }]]), { items: [] }, Date.now(), "seed");
     // Written straight into the item's database, as another isolate would have: this isolate has not seen it.
     await db
       .prepare("INSERT INTO item_settings (item_type, item_id, owner_id, visibility, hide_counts, updated_at) VALUES ('post', ?1, ?2, 'private', 0, ?3)")

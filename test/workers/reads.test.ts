@@ -44,7 +44,7 @@ async function readCosts() {
 async function storeCounts(counts: ReadonlyMap<string, number>, seq = 1, now = Date.now(), countedAt?: number): Promise<void> {
   for (const [db, group] of byCountDatabase(env, [...counts], ([item]) => item)) {
     const snapshots = new Map(group.map(([item, likes]) => [item, { seq, counts: { ...zeroCounts(), likes }, ...(countedAt === undefined ? {} : { at: countedAt }) }]));
-    await writeSnapshots(env, db, snapshots, { items: [] }, now);
+    await writeSnapshots(env, db, snapshots, { items: [] }, now, "seed");
   }
 }
 

@@ -21,8 +21,9 @@ const CENTRAL_CONCURRENCY = 16;
 
 /**
  * The regional aggregator: the `plaudit-events` consumer. Per batch it keeps
- * the newest snapshot per item and the newest version per edge, writes each D1
- * database's share (counts, index rows, history) in one batch and the central store with conditional writes, acknowledges each
+ * the newest snapshot per item and the newest version per edge, writes each
+ * D1 database's share (counts, index rows, history) in one batch and the
+ * central store with conditional writes, acknowledges each
  * emission back to its object (one call per object), then acks the queue
  * messages whose writes all succeeded and retries the rest. A message that
  * cannot be parsed is retried alone (and dead-lettered after max_retries):

@@ -222,14 +222,14 @@ export function snapshotWrites(db: D1Database, snapshots: ReadonlyMap<string, Co
   ];
 }
 
-/** Writes one database's share (`snapshotWrites`) in one `batch()`, one transaction; answers how many rows it changed. */
+/** Writes one database's share (`snapshotWrites`) in one `batch()`, one transaction, counted under `caller`; answers how many rows it changed. */
 export async function writeSnapshots(
   env: Env,
   db: D1Database,
   snapshots: ReadonlyMap<string, CountSnapshot>,
-  index: IndexRows = {},
-  now = Date.now(),
-  caller = "aggregator",
+  index: IndexRows,
+  now: number,
+  caller: string,
 ): Promise<number> {
   const results = await d1(env, db, caller).batch(snapshotWrites(db, snapshots, index, now));
   return results.reduce((sum, result) => sum + (result.meta.changes ?? 0), 0);
