@@ -11,8 +11,9 @@ export const PERCENTILES = [50, 75, 90, 95, 99, 99.9, 100] as const;
 
 /**
  * The index of the `p`th percentile (nearest rank) in a sorted list of `n`.
- * The product is rounded off to a millionth before its ceiling: (99.9 / 100)
- * * 2000 is 1998.0000000000002 in floating point, which would take the 1,999th.
+ * The product is rounded off to a millionth before its ceiling: 99.9 / 100
+ * times 2000 is 1998.0000000000002 in floating point, which would take the
+ * 1,999th.
  */
 const rankOf = (n: number, p: number) => Math.min(n - 1, Math.max(0, Math.ceil(Math.round((p / 100) * n * 1e6) / 1e6) - 1));
 

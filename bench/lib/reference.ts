@@ -9,7 +9,7 @@ import { workerdCpuMs } from "./cpu";
 import { HttpClient } from "./http";
 import { LikeModel } from "./model";
 import { timedPhase } from "./phase";
-import { percentile, type Recorder, type Summary, type Window } from "./recorder";
+import { percentile, Recorder, type Summary, type Window } from "./recorder";
 import { startReference, type LocalServer } from "./server";
 import type { RunContext } from "../scenarios/operations";
 import type { Scenario } from "../scenarios/index";
@@ -44,31 +44,31 @@ export type Contender = {
 
 /**
  * A timed phase's summary; the spans of its answers at or past its p99,
- * found only when `--native` looks behind them; and its answers' latencies,
- * pooled with the side's other phases.
+ * found only when `--native` looks behind them; and its recorder, whose
+ * answers are pooled with the side's other phases.
  */
-export type PhaseSummary = Summary & { slowest?: () => Window[]; latencies?: () => number[] };
+export type PhaseSummary = Summary & { slowest?: () => Window[]; recorder?: Recorder };
 
 /** The answers at or past this percentile are those `--native` looks behind. */
 const SLOWEST_FROM = 99;
 
 /** What a side's timed phase answers, from the phase's own recorder. */
 export function phaseSummary(recorder: Recorder, seconds: number): PhaseSummary {
-  return { ...recorder.summary(seconds), slowest: () => recorder.slowest(SLOWEST_FROM), latencies: () => recorder.latencies() };
+  return { ...recorder.summary(seconds), slowest: () => recorder.slowest(SLOWEST_FROM), recorder };
 }
 
 /**
  * One Worker's answers of every round taken together: a percentile over
  * all of them. A round's p99 is the fifth slowest of its answers (of 400 at
  * 40 likes a second for 10 s), so it swings from round to round; over
- * twenty rounds' it is the edge of the slowest eighty.
+ * twenty rounds' answers it is the edge of the slowest eighty.
  */
 export type PooledLatency = { name: string; answers: number; p50: number; p99: number; p999: number };
 
-/** Each side's answers over all its phases, as percentiles. */
-export function pooledLatencies(bySide: ReadonlyMap<string, readonly number[]>): PooledLatency[] {
-  return [...bySide].map(([name, latencies]) => {
-    const sorted = [...latencies].sort((a, b) => a - b);
+/** Each side's answers over all its phases (its phases' recorders absorbed into one), as percentiles. */
+function pooledLatencies(bySide: ReadonlyMap<string, Recorder>): PooledLatency[] {
+  return [...bySide].map(([name, recorder]) => {
+    const sorted = recorder.latencies().sort((a, b) => a - b);
     const at = (p: number) => round2(percentile(sorted, p));
     return { name, answers: sorted.length, p50: at(50), p99: at(99), p999: at(99.9) };
   });
@@ -224,7 +224,7 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
   const native = new Map<string, NativeCounts>();
   const behind = new Map<string, Behind>();
   const flushes = new Map<string, SideFlushes>();
-  const latencies = new Map<string, number[]>();
+  const pools = new Map<string, Recorder>();
   for (let round = 1; round <= rounds; round++) {
     for (const side of roundOrder(round, [plaudit, ...references])) {
       console.error(`round ${round}/${rounds}: ${workerLabel(side.name)}...`);
@@ -234,7 +234,6 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
       const cpuBefore = side.cpuMs?.() ?? null;
       let total: Summary["total"];
       let slowest: PhaseSummary["slowest"];
-      let answered: PhaseSummary["latencies"];
       let cpuAfter: number | null;
       const endSpan = async () => {
         const cpu = side.cpuMs?.() ?? null;
@@ -255,7 +254,9 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
         return cpu;
       };
       try {
-        ({ total, slowest, latencies: answered } = await side.phase());
+        let recorder: Recorder | undefined;
+        ({ total, slowest, recorder } = await side.phase());
+        if (recorder) sideEntry(pools, side.name, () => new Recorder()).absorb(recorder);
         // After a warm-up the phase's own tail is left out, as the warm-up's ran into it; without
         // one, each phase's CPU is measured to the end of its tail, the last phase's too.
         if (side.warmUp) {
@@ -271,17 +272,12 @@ export async function runRounds(plaudit: Contender, references: readonly Contend
       }
       const cpuMsPerRequest = cpuBefore === null || cpuAfter === null || total.count === 0 ? null : round2((cpuAfter - cpuBefore) / total.count);
       runs.push({ round, name: side.name, opsPerSecond: total.opsPerSecond, p50: total.p50, p99: total.p99, errors: total.errors, cpuMsPerRequest });
-      if (answered) {
-        const pool = sideEntry(latencies, side.name, () => []);
-        // One at a time: a long run's answers are too many to pass as arguments.
-        for (const ms of answered()) pool.push(ms);
-      }
     }
   }
   return {
     ...compare(runs, rounds),
     ...(native.size > 0 ? { native, behind, flushes } : {}),
-    ...(latencies.size > 0 ? { pooled: pooledLatencies(latencies) } : {}),
+    ...(pools.size > 0 ? { pooled: pooledLatencies(pools) } : {}),
   };
 }
 
