@@ -1,7 +1,7 @@
 /**
  * The metrics plaudit records, with their Prometheus HELP text: the names the
- * dashboard and the alert rules read. A metric missing here is still exported,
- * with a generic HELP line; add one line here when you add a metric.
+ * dashboard and the alert rules read. Every name the code records has a line
+ * here and a row in docs/operations.md (test/node/metrics-catalog.test.ts).
  */
 export const METRIC_HELP: Readonly<Record<string, string>> = {
   plaudit_requests_total: "Requests answered, by route, method and status.",

@@ -1,0 +1,63 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { METRIC_HELP } from "../../metrics/catalog";
+
+const root = resolve(import.meta.dirname, "../..");
+/** Where the product records metrics: the Worker, the objects, the metrics code and what they share. */
+const SOURCES = ["workers", "durable-objects", "metrics", "shared"];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/**
+ * Every name a `metrics.count`, `.gauge` or `.observe` call records, as
+ * exported (`plaudit_` before it): each string literal of the call's first
+ * argument, so a name chosen by a condition (`hot ? "a" : "b"`) counts both.
+ */
+function recordedNames(source: string): string[] {
+  const names: string[] = [];
+  for (const call of source.matchAll(/\bmetrics\.(?:count|gauge|observe)\(([^,{)]+)/g)) {
+    for (const literal of call[1]!.matchAll(/"([a-z][a-z0-9_]*)"/g)) names.push(`plaudit_${literal[1]}`);
+  }
+  return names;
+}
+
+/** The metric names of the table in docs/operations.md ("What is recorded, and by whom"): each row's first cell. */
+function tableNames(markdown: string): string[] {
+  const section = markdown.split("\n## What is recorded, and by whom\n")[1]!.split("\n## ")[0]!;
+  return section
+    .split("\n")
+    .filter((line) => line.startsWith("| `plaudit_"))
+    .flatMap((line) => [...line.split("|")[1]!.matchAll(/`(plaudit_[a-z0-9_]+)`/g)].map((m) => m[1]!));
+}
+
+describe("the metrics catalog", () => {
+  const recorded = new Set(SOURCES.flatMap((dir) => sourceFiles(join(root, dir))).flatMap((file) => recordedNames(readFileSync(file, "utf8"))));
+  const catalog = new Set(Object.keys(METRIC_HELP));
+  const table = new Set(tableNames(readFileSync(join(root, "docs/operations.md"), "utf8")));
+
+  it("reads the names of a call, a conditional name included, and of a table row with two names", () => {
+    expect(recordedNames('metrics.count(hot ? "a_total" : "b_total");\nmetrics.gauge("c", { x: 1 }, 2);')).toEqual(["plaudit_a_total", "plaudit_b_total", "plaudit_c"]);
+    expect(tableNames("\n## What is recorded, and by whom\n\n| `plaudit_a` / `plaudit_b` | counter | `plaudit_c` in a label |\n\n## Next\n| `plaudit_d` |")).toEqual([
+      "plaudit_a",
+      "plaudit_b",
+    ]);
+  });
+
+  it("has a HELP line for every metric the code records, and none for a metric no code records", () => {
+    expect(recorded.size).toBeGreaterThan(30);
+    expect([...recorded].filter((name) => !catalog.has(name))).toEqual([]);
+    expect([...catalog].filter((name) => !recorded.has(name))).toEqual([]);
+  });
+
+  it("is the table operators read in docs/operations.md, row for row", () => {
+    expect([...catalog].filter((name) => !table.has(name))).toEqual([]);
+    expect([...table].filter((name) => !catalog.has(name))).toEqual([]);
+  });
+});
