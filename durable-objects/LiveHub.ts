@@ -212,6 +212,7 @@ export class LiveHub extends DurableObject<Env> {
       await writeRegistrations(this.env.DB, this.#hub, add, remove);
       for (const item of add) this.#registered.add(item);
       for (const item of remove) this.#registered.delete(item);
+      scheduleFlush(this.env, this.ctx);
       return true;
     } catch (error) {
       log("error", "live_registry_failed", { hub: this.#hub, attempt, error: String(error) });

@@ -5,7 +5,8 @@ import { config } from "../../shared/config";
 import { describe, expect, it, vi } from "vitest";
 import type { LiveServerMessage } from "../../shared/live";
 import { UNKNOWN_ITEM } from "../../shared/privacy";
-import { call, fetchWorker, freshId, json } from "./helpers";
+import { call, fetchWorker, freshId, json, tokenFor } from "./helpers";
+import { sample, scrape } from "./metrics-exposition";
 import { historyWrites } from "../../workers/stores/item-history";
 import { deliver, headEmission } from "./pipeline-helpers";
 
@@ -52,6 +53,33 @@ async function watchers(item: string): Promise<number[]> {
 }
 
 describe("GET /v1/live", () => {
+  it("counts a hub's registry writes in the D1 metrics, as the Worker's D1 calls are", async () => {
+    const service = await tokenFor(freshId(), { role: "service" });
+    const hubs = async () => {
+      const families = await scrape(service);
+      return {
+        batches: sample(families, "plaudit_d1_batches_total", { caller: "live_hub", database: "DB" }),
+        queries: sample(families, "plaudit_d1_queries_total", { caller: "live_hub", database: "DB" }),
+        rows: sample(families, "plaudit_d1_rows_written_total", { caller: "live_hub" }),
+      };
+    };
+    const before = await hubs();
+    const items = [`post:${freshId()}`, `post:${freshId()}`];
+    const socket = await watching(items);
+    expect(await watchers(items[1]!)).toHaveLength(1);
+    // Other files' hubs may write meanwhile: at least this hub's batch of two inserts.
+    await vi.waitFor(
+      async () => {
+        const after = await hubs();
+        expect(after.batches).toBeGreaterThanOrEqual(before.batches + 1);
+        expect(after.queries).toBeGreaterThanOrEqual(before.queries + 2);
+        expect(after.rows).toBeGreaterThanOrEqual(before.rows + 2);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    socket.ws.close();
+  });
+
   it("answers 426 with the error shape to a request that is not an upgrade", async () => {
     const res = await call("GET", "/v1/live");
     expect(res.status).toBe(426);

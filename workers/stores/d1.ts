@@ -1,5 +1,5 @@
 import { config } from "../../shared/config";
-import { metrics } from "../../metrics/recorder";
+import { meterD1 } from "../../metrics/d1-usage";
 import { guarded } from "./breakers";
 
 /** "critical": a query made before a write's answer (a like, save, view or share), which the answer waits for. */
@@ -18,7 +18,8 @@ function bindingName(env: Env, db: D1Database): string {
 }
 
 /**
- * Every D1 call plaudit makes goes through here, so that:
+ * Every D1 call of the Worker goes through here (a live hub's registry
+ * writes, durable-objects/lib/live-registry.ts, are metered the same way), so that:
  * - its cost is counted from D1's own result meta (statements run, rows read
  *   and written: what D1 bills), by the route or job that made it and by database;
  * - each database's size, from the meta's `size_after`, is watched against D1's limit;
@@ -35,13 +36,7 @@ export function d1(env: Env, db: D1Database, caller: string, timeoutMs?: number,
   const database = bindingName(env, db);
   const deadline = Math.min(timeoutMs ?? Infinity, config(env).D1_TIMEOUT_MS);
   const call = <T>(work: () => Promise<T>) => guarded(env, { dependency: `d1:${database}`, endpoint: database }, deadline, work, timeoutMs === undefined ? 3 : 1);
-  const meter = (metas: readonly D1Meta[]) => {
-    metrics.count("d1_queries_total", path ? { caller, database, path } : { caller, database }, metas.length);
-    metrics.count("d1_rows_read_total", { caller }, metas.reduce((sum, meta) => sum + (meta.rows_read ?? 0), 0));
-    metrics.count("d1_rows_written_total", { caller }, metas.reduce((sum, meta) => sum + (meta.rows_written ?? 0), 0));
-    const size = metas.findLast((meta) => typeof meta.size_after === "number")?.size_after;
-    if (size !== undefined) metrics.gauge("d1_database_bytes", { database }, size);
-  };
+  const meter = (metas: readonly D1Meta[], batch = false) => meterD1(metas, { caller, database, path, batch });
   return {
     /** One statement's rows. */
     async all<T>(statement: D1PreparedStatement): Promise<T[]> {
@@ -62,8 +57,7 @@ export function d1(env: Env, db: D1Database, caller: string, timeoutMs?: number,
     async batch(statements: D1PreparedStatement[]): Promise<D1Result[]> {
       if (statements.length === 0) return [];
       const results = await call(() => db.batch(statements));
-      metrics.count("d1_batches_total", { caller, database });
-      meter(results.map((result) => result.meta));
+      meter(results.map((result) => result.meta), true);
       return results;
     },
   };
