@@ -7,8 +7,9 @@
 // `<!-- /figures -->`: it names the command that writes its report, and the
 // first `npm run figures` after that run renders it like any other.
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpus, loadavg } from "node:os";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CriticalPath, Report } from "./report";
@@ -117,6 +118,33 @@ export function currentCommit(root = ROOT): string {
   try {
     const dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs", ":(exclude)bench/reports") !== "";
     return `${git("rev-parse", "--short", "HEAD")}${dirty ? "-dirty" : ""}`;
+  } catch {
+    return "unknown";
+  }
+}
+
+/**
+ * What a run's servers are built from: the content of every file in the
+ * working tree that git tracks or would (ignored files, docs and reports
+ * aside), committed or not. `wrangler dev` rebuilds and reloads a server
+ * when a file it was built from changes, silently and mid-run; a run whose
+ * code state at its end is not the one at its start measured a server that
+ * changed under it. A commit of what was already there changes nothing.
+ */
+export function codeState(root = ROOT): string {
+  try {
+    const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".", ":(exclude)docs", ":(exclude)bench/reports"], {
+      cwd: root,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const hash = createHash("sha256");
+    for (const file of [...new Set(files.split("\0").filter(Boolean))].sort()) {
+      hash.update(`${file}\0`);
+      hash.update(existsSync(join(root, file)) ? readFileSync(join(root, file)) : "\0gone");
+      hash.update("\0");
+    }
+    return hash.digest("hex");
   } catch {
     return "unknown";
   }

@@ -1,7 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { costsReportOf, figureBlocks, pendingBlocks, readReports, regenerate, renderFigure, runFigure, staleFigures, type FigureReport } from "../../bench/lib/figures";
+import { codeState, costsReportOf, figureBlocks, pendingBlocks, readReports, regenerate, renderFigure, runFigure, staleFigures, type FigureReport } from "../../bench/lib/figures";
 import type { Costs } from "../../bench/lib/write-costs";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -184,5 +186,49 @@ describe("the costs figure of a write run", () => {
     expect(() => costsReportOf({ ...result, passed: false }, sample)).toThrow("did not pass");
     expect(() => costsReportOf({ ...result, startedAt: "2026-12-03T14:00:00.000Z" }, sample)).toThrow("did not write bench/reports/sample.json");
     expect(() => costsReportOf({ ...result, options: { figure: "other" } }, sample)).toThrow("did not write");
+  });
+});
+
+describe("the code a run measured (codeState)", () => {
+  it("changes with an edit to a tracked file or a new file, and not with docs, reports or a commit", () => {
+    const repo = mkdtempSync(join(tmpdir(), "plaudit-code-state-"));
+    try {
+      const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=bench@plaudit.test", "-c", "user.name=bench", ...args], { cwd: repo });
+      git("init", "-q");
+      mkdirSync(join(repo, "workers"));
+      mkdirSync(join(repo, "docs"));
+      mkdirSync(join(repo, "bench/reports"), { recursive: true });
+      writeFileSync(join(repo, "workers/a.ts"), "export const a = 1;\n");
+      writeFileSync(join(repo, "docs/a.md"), "# a\n");
+      git("add", ".");
+      git("commit", "-qm", "a");
+      const clean = codeState(repo);
+      expect(clean).toMatch(/^[0-9a-f]{64}$/);
+
+      writeFileSync(join(repo, "docs/a.md"), "# a, with its figure\n");
+      writeFileSync(join(repo, "bench/reports/a.json"), "{}\n");
+      expect(codeState(repo)).toBe(clean);
+
+      writeFileSync(join(repo, "workers/a.ts"), "export const a = 2;\n");
+      const edited = codeState(repo);
+      expect(edited).not.toBe(clean);
+      writeFileSync(join(repo, "workers/a.ts"), "export const a = 1;\n");
+      expect(codeState(repo)).toBe(clean);
+
+      writeFileSync(join(repo, "workers/b.ts"), "export const b = 1;\n");
+      expect(codeState(repo)).not.toBe(clean);
+      rmSync(join(repo, "workers/b.ts"));
+      expect(codeState(repo)).toBe(clean);
+
+      // A commit of docs alone, and one of what the tree already held, change nothing the servers run.
+      git("commit", "-qam", "docs");
+      expect(codeState(repo)).toBe(clean);
+      writeFileSync(join(repo, "workers/a.ts"), "export const a = 3;\n");
+      const uncommitted = codeState(repo);
+      git("commit", "-qam", "a = 3");
+      expect(codeState(repo)).toBe(uncommitted);
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
   });
 });
