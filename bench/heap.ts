@@ -14,10 +14,10 @@
 // Worker instead, to tell what plaudit holds from what the runtime does.
 import { randomBytes } from "node:crypto";
 import { cpus, loadavg } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { currentCommit, machineNow, tableFigure, writeFigureReport, type FigureCell } from "./lib/figures";
+import { currentCommit, machineNow, saveFigure, tableFigure, type FigureCell } from "./lib/figures";
 import { HttpClient } from "./lib/http";
 import { connectInspector } from "./lib/inspector";
 import { residentByPart, type Part } from "./lib/memory";
@@ -175,6 +175,6 @@ if (values.figure && errors === 0) {
     ],
     rows,
   );
-  console.log(`figure: ${writeFigureReport(join(root, "bench", "reports"), report)}`);
+  saveFigure(report);
 }
 process.exit(errors > 0 ? 1 : 0);

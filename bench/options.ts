@@ -58,7 +58,7 @@ const USAGE = `usage: npm run bench -- [options]
   --out DIR              where reports go (default bench/results)
   --figure NAME          also write the run's table to bench/reports/NAME.json (committed), for the doc
                          table marked <!-- figures:NAME --> that \`npm run figures\` renders (only a run that passed, and
-                         whose code did not change while it ran: wrangler dev reloads a server on an edit);
+                         whose code at its end is the code at its start: wrangler dev reloads a server on an edit);
                          a run with writes also writes its costs per like as NAME-costs`;
 
 export function options(argv: readonly string[] = process.argv.slice(2)) {

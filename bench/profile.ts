@@ -21,7 +21,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { currentCommit, machineNow, tableFigure, writeFigureReport, type FigureCell } from "./lib/figures";
+import { currentCommit, machineNow, saveFigure, tableFigure, type FigureCell } from "./lib/figures";
 import { HttpClient } from "./lib/http";
 import { connectInspector } from "./lib/inspector";
 import { answeredWithStatus, flipper, idRange, userTokens } from "./lib/plaudit";
@@ -195,6 +195,6 @@ if (values.figure && failed === 0) {
     ],
     rows,
   );
-  console.log(`figure: ${writeFigureReport(join(root, "bench", "reports"), report)}`);
+  saveFigure(report);
 }
 process.exit(failed > 0 ? 1 : 0);

@@ -209,7 +209,7 @@ export class LiveHub extends DurableObject<Env> {
     const remove = [...this.#registered].filter((item) => !this.#watchers.has(item));
     if (add.length === 0 && remove.length === 0) return true;
     try {
-      await writeRegistrations(this.env.DB, this.#hub, add, remove);
+      await writeRegistrations(this.env, this.#hub, add, remove);
       for (const item of add) this.#registered.add(item);
       for (const item of remove) this.#registered.delete(item);
       scheduleFlush(this.env, this.ctx);

@@ -281,6 +281,20 @@ export function costsReportOf(result: Pick<Report, "passed" | "startedAt" | "opt
 }
 
 /** Writes `report` to the repository's bench/reports/, and says where. */
+/** The code this process began with (codeState): taken when a bench script loads this module, before it starts a server. */
+const codeAtLoad = codeState();
+
+/** Why this run's figures cannot be saved, or null: the code it ran is unknown, or changed since the run began. */
+export function figureRefusal(): string | null {
+  const now = codeState();
+  if (now === "unknown" || codeAtLoad === "unknown") return "no figure saved: which code ran cannot be told (git ls-files failed)";
+  if (now !== codeAtLoad) return "no figure saved: the code changed during the run (wrangler dev rebuilds and reloads a server on an edit, mid-run)";
+  return null;
+}
+
+/** Saves a report under bench/reports/, where docs render it from; refuses (throws) for a run whose code changed under it. */
 export function saveFigure(report: FigureReport): void {
+  const refused = figureRefusal();
+  if (refused) throw new Error(`${report.figure}: ${refused}`);
   console.log(`figure: ${writeFigureReport(join(ROOT, "bench", "reports"), report)} (npm run figures renders it into docs/)`);
 }

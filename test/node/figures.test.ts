@@ -220,15 +220,37 @@ describe("the code a run measured (codeState)", () => {
       rmSync(join(repo, "workers/b.ts"));
       expect(codeState(repo)).toBe(clean);
 
+      // What the run writes itself (an ignored folder) is not code; a deleted file is a change.
+      writeFileSync(join(repo, ".gitignore"), "results/\n");
+      git("add", ".gitignore");
+      git("commit", "-qm", "ignore");
+      const ignoring = codeState(repo);
+      mkdirSync(join(repo, "results"));
+      writeFileSync(join(repo, "results/run.json"), "{}\n");
+      expect(codeState(repo)).toBe(ignoring);
+      rmSync(join(repo, "workers/a.ts"));
+      expect(codeState(repo)).not.toBe(ignoring);
+      writeFileSync(join(repo, "workers/a.ts"), "export const a = 1;\n");
+      expect(codeState(repo)).toBe(ignoring);
+
       // A commit of docs alone, and one of what the tree already held, change nothing the servers run.
       git("commit", "-qam", "docs");
-      expect(codeState(repo)).toBe(clean);
+      expect(codeState(repo)).toBe(ignoring);
       writeFileSync(join(repo, "workers/a.ts"), "export const a = 3;\n");
       const uncommitted = codeState(repo);
       git("commit", "-qam", "a = 3");
       expect(codeState(repo)).toBe(uncommitted);
     } finally {
       rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  it("is unknown outside a git work tree, so no figure is saved there", () => {
+    const dir = mkdtempSync(join(tmpdir(), "plaudit-code-state-none-"));
+    try {
+      expect(codeState(dir)).toBe("unknown");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

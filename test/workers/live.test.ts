@@ -66,18 +66,21 @@ describe("GET /v1/live", () => {
     const before = await hubs();
     const items = [`post:${freshId()}`, `post:${freshId()}`];
     const socket = await watching(items);
-    expect(await watchers(items[1]!)).toHaveLength(1);
-    // Other files' hubs may write meanwhile: at least this hub's batch of two inserts.
-    await vi.waitFor(
-      async () => {
-        const after = await hubs();
-        expect(after.batches).toBeGreaterThanOrEqual(before.batches + 1);
-        expect(after.queries).toBeGreaterThanOrEqual(before.queries + 2);
-        expect(after.rows).toBeGreaterThanOrEqual(before.rows + 2);
-      },
-      { timeout: 10_000, interval: 100 },
-    );
-    socket.ws.close();
+    try {
+      expect(await watchers(items[1]!)).toHaveLength(1);
+      // Other files' hubs may write meanwhile: at least this hub's batch of two inserts.
+      await vi.waitFor(
+        async () => {
+          const after = await hubs();
+          expect(after.batches).toBeGreaterThanOrEqual(before.batches + 1);
+          expect(after.queries).toBeGreaterThanOrEqual(before.queries + 2);
+          expect(after.rows).toBeGreaterThanOrEqual(before.rows + 2);
+        },
+        { timeout: 10_000, interval: 100 },
+      );
+    } finally {
+      socket.ws.close();
+    }
   });
 
   it("answers 426 with the error shape to a request that is not an upgrade", async () => {
