@@ -48,14 +48,24 @@ export type Report = {
   idle: IdleWatch | null;
   /**
    * D1 queries a write's answer waited for (`path="critical"`), per like or
-   * unlike request, counted from the first second of each timed phase on;
+   * unlike request, counted from the first second of each timed phase on,
+   * or from its start after a warm-up (`fromStart`);
    * `firstSights`: items those phases' requests named that the isolate had
    * not met within PRIVACY_STALE_MS, each one settings read at least.
    */
   criticalPath: CriticalPath;
 };
 
-export type CriticalPath = { phases: number; likeRequests: number; queries: number; per100: number; firstSights: number; floorPer100: number };
+export type CriticalPath = {
+  phases: number;
+  likeRequests: number;
+  queries: number;
+  per100: number;
+  firstSights: number;
+  floorPer100: number;
+  /** Counted from each phase's start (a warm-up before it), not from its second second; absent in reports written before. */
+  fromStart?: boolean;
+};
 
 export function summaryTable(report: Report): string {
   const rows = [["operation", "count", "ops/s", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "429s"]];

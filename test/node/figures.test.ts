@@ -170,6 +170,10 @@ describe("the costs figure of a write run", () => {
     const before = renderFigure(costsReportOf({ ...result, costs: { ...costs, perLike: uncounted } }, sample));
     expect(before).not.toContain("alarms deleted");
     expect(before).not.toContain("D1 batches");
+    // Counted from each phase's start when a warm-up came before it.
+    const warmed = renderFigure(costsReportOf({ ...result, criticalPath: { ...result.criticalPath, fromStart: true } }, sample));
+    expect(warmed).toContain("(1,128 requests, from each phase's start, after its warm-up) |  |  |  | 24.02 | at most 1: not met |");
+    expect(warmed).not.toContain("first second");
   });
 
   it("shows the idle watch when the run kept one, and a goal met as met", () => {
