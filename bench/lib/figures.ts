@@ -280,7 +280,6 @@ export function costsReportOf(result: Pick<Report, "passed" | "startedAt" | "opt
   return { ...figure, figure: `${figure.figure}-costs`, ...costsFigure(result.costs, result.criticalPath, result.idle) };
 }
 
-/** Writes `report` to the repository's bench/reports/, and says where. */
 /** The code this process began with (codeState): taken when a bench script loads this module, before it starts a server. */
 const codeAtLoad = codeState();
 
@@ -292,7 +291,7 @@ export function figureRefusal(): string | null {
   return null;
 }
 
-/** Saves a report under bench/reports/, where docs render it from; refuses (throws) for a run whose code changed under it. */
+/** Writes `report` to the repository's bench/reports/, where docs render it from, and says where; refuses (throws) for a run whose code changed under it. */
 export function saveFigure(report: FigureReport): void {
   const refused = figureRefusal();
   if (refused) throw new Error(`${report.figure}: ${refused}`);
