@@ -359,6 +359,19 @@ async function clock(
       onClock.writes += applies + (after.writes - after.headApplies) - ((before?.writes ?? 0) - (before?.headApplies ?? 0));
     }
   };
+  /**
+   * After a warm-up, the reads a phase is accounted from, made at the end of
+   * the warm-up: outside the phase's latencies and its CPU figure, as the
+   * references' phases carry no such reads. The critical-path count then
+   * starts with the phase: the warm-up has met the items it named, and the
+   * phase's first sights are counted in the floor beside it.
+   */
+  const beforeThePhase = async () => {
+    before = await hotHead();
+    // This read can fail like any request: that phase is then left out of the critical-path figure.
+    early = await scrapeMetrics(ctx.http, service).catch(() => null);
+    ctx.sights?.countFrom();
+  };
   const plaudit: Contender = {
     name: PLAUDIT,
     cpuMs: () => (serverPid === null ? null : workerdCpuMs(serverPid)),
@@ -378,17 +391,12 @@ async function clock(
           async warmUp() {
             console.error(`plaudit: ${opts.warmUp} s of warm-up...`);
             await offTheClock(async () => warmUps.absorb((await timedPhase(ctx, users, opts.scenario, { ...opts, seconds: opts.warmUp })).recorder));
+            await beforeThePhase();
           },
         }
       : {}),
     async phase() {
-      before = await hotHead();
-      // After a warm-up the isolate knows the items already: the count starts with the phase, and the read
-      // is made before it, where it adds nothing to the phase's answers (the references' phases carry none).
-      if (criticalFromStart) {
-        early = await scrapeMetrics(ctx.http, service).catch(() => null);
-        ctx.sights?.countFrom();
-      }
+      if (!criticalFromStart) before = await hotHead();
       const timed = timedPhase(ctx, users, opts.scenario, opts);
       if (!criticalFromStart) {
         // The first second is left out: an isolate that starts knows no item yet.

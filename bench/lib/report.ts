@@ -63,7 +63,7 @@ export type CriticalPath = {
   per100: number;
   firstSights: number;
   floorPer100: number;
-  /** Counted from each phase's start (a warm-up before it), not from its second second; absent in reports written before. */
+  /** Counted from each phase's start (a warm-up before it); absent or false: from its second second. */
   fromStart?: boolean;
 };
 
