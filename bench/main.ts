@@ -368,7 +368,10 @@ async function clock(
    */
   const beforeThePhase = async () => {
     before = await hotHead();
-    // This read can fail like any request: that phase is then left out of the critical-path figure.
+    await startCriticalCount();
+  };
+  /** The critical-path count's first read; it can fail like any request (under a saturating load): that phase is then left out of the figure. */
+  const startCriticalCount = async () => {
     early = await scrapeMetrics(ctx.http, service).catch(() => null);
     ctx.sights?.countFrom();
   };
@@ -401,9 +404,7 @@ async function clock(
       if (!criticalFromStart) {
         // The first second is left out: an isolate that starts knows no item yet.
         await sleep(Math.min(1_000, opts.seconds * 500));
-        // Under a saturating load this read can fail like any request: that phase is then left out of the figure.
-        early = await scrapeMetrics(ctx.http, service).catch(() => null);
-        ctx.sights?.countFrom();
+        await startCriticalCount();
       }
       const phase = await timed;
       phaseEndedAt = Date.now();

@@ -1,5 +1,8 @@
 import { metrics } from "./recorder";
 
+/** "critical": a query made before a write's answer (a like, save, view or share), which the answer waits for. */
+export type QueryPath = "critical";
+
 /**
  * Counts what D1 bills for one call, from the meta of each statement's
  * result: the statements run, the rows read and written, and the
@@ -8,7 +11,7 @@ import { metrics } from "./recorder";
  */
 export function meterD1(
   metas: readonly D1Meta[],
-  { caller, database, path, batch }: { caller: string; database: string; path?: "critical"; batch?: boolean },
+  { caller, database, path, batch }: { caller: string; database: string; path?: QueryPath; batch?: boolean },
 ): void {
   if (batch) metrics.count("d1_batches_total", { caller, database });
   metrics.count("d1_queries_total", path ? { caller, database, path } : { caller, database }, metas.length);

@@ -90,7 +90,8 @@ export function violations(file: string, source: string): Violation[] {
   });
 }
 
-function sources(root: string, dir: string): string[] {
+/** The source files under `dir` (relative to `root`), as paths relative to `root`. */
+export function sources(root: string, dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(join(root, path)).isDirectory()) return sources(root, path);

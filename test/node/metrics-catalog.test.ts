@@ -1,19 +1,10 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { METRIC_HELP } from "../../metrics/catalog";
+import { LAYERS, sources } from "../../scripts/layering";
 
 const root = resolve(import.meta.dirname, "../..");
-/** Where the product records metrics: the Worker, the objects, the metrics code and what they share. */
-const SOURCES = ["workers", "durable-objects", "metrics", "shared"];
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith(".ts") ? [path] : [];
-  });
-}
 
 /**
  * Every name a `metrics.count`, `.gauge` or `.observe` call records, as
@@ -43,9 +34,12 @@ function tableNames(markdown: string): string[] {
 }
 
 describe("the metrics catalog", () => {
-  // The recorder itself names its methods in its comments (`metrics.count(...)`), and records nothing.
-  const files = SOURCES.flatMap((dir) => sourceFiles(join(root, dir))).filter((file) => !file.endsWith("metrics/recorder.ts"));
-  const calls = files.map((file) => ({ file, ...recordedNames(readFileSync(file, "utf8")) }));
+  // Every layer of the product (shared/, metrics/, the objects, the Worker); the recorder itself names its
+  // methods in its comments (`metrics.count(...)`), and records nothing.
+  const files = Object.keys(LAYERS)
+    .flatMap((dir) => sources(root, dir))
+    .filter((file) => file !== "metrics/recorder.ts");
+  const calls = files.map((file) => ({ file, ...recordedNames(readFileSync(join(root, file), "utf8")) }));
   const recorded = new Set(calls.flatMap(({ names }) => names));
   const catalog = new Set(Object.keys(METRIC_HELP));
   const table = new Set(tableNames(readFileSync(join(root, "docs/operations.md"), "utf8")));

@@ -1,9 +1,8 @@
 import { config } from "../../shared/config";
-import { meterD1 } from "../../metrics/d1-usage";
+import { meterD1, type QueryPath } from "../../metrics/d1-usage";
 import { guarded } from "./breakers";
 
-/** "critical": a query made before a write's answer (a like, save, view or share), which the answer waits for. */
-export type QueryPath = "critical";
+export type { QueryPath };
 
 /** A database's binding name (`DB`, `DB_1`, ...), found once per binding object. */
 const names = new WeakMap<D1Database, string>();
